@@ -1,0 +1,26 @@
+# The two commands of the README.
+#   make run    build, then benchmark the ladder on the local GPU against cuBLAS: table on the
+#               console, JSON and PNG charts in bench/out/ (fails with a clear message without a GPU)
+#   make test   build, then run every test (GPU tests skip without a device)
+# Variables: BUILD (build folder), ARCHS (CUDA architectures, e.g. ARCHS=90a for an H100/H200 only).
+BUILD ?= build
+ARCHS ?= 80;89;90a
+JOBS ?= $(shell nproc)
+RUN_JSON ?= bench/out/hgemm-bench.json
+
+.PHONY: build test run clean
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DHGEMM_CUDA_ARCHS="$(ARCHS)"
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+run: build
+	mkdir -p $(dir $(RUN_JSON))
+	$(BUILD)/tools/hgemm-bench --suite ladder --json $(RUN_JSON) --csv $(RUN_JSON:.json=.csv)
+	python3 python/plot_bench.py $(RUN_JSON) --out-dir $(dir $(RUN_JSON))
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh [OUT_DIR] — the one command to run on a GPU machine:
+#   build     configure and build (Release, every core) for the local GPU's architecture
+#   test      the CPU tests, then every GPU test (each registered kernel over the full case set)
+#   sanitize  compute-sanitizer memcheck and racecheck over a small-shape run of every kernel
+#   bench     hgemm-bench: the ladder suite, both accumulations (and 8192³ when HGEMM_CHECK_BIG=1)
+# Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
+# Environment:
+#   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench")
+#   HGEMM_CUDA_ARCHS    architectures to compile (default: the GPU's own, 90a on an H100/H200)
+#   HGEMM_BUILD_DIR     build folder (default build-gpu)
+#   HGEMM_BENCH_ARGS    extra hgemm-bench arguments (e.g. --kernels 'cuda.*')
+#   HGEMM_SANITIZE_FILTER  gtest filter of the sanitizer runs (default: every kernel family but cuBLAS)
+#   HGEMM_SANITIZE_TIMEOUT seconds allowed to each sanitizer run (default 300)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-${OUT:-bench/out/gpu-check}}
+mkdir -p "$out"
+steps=${HGEMM_CHECK_STEPS:-build test sanitize bench}
+build=${HGEMM_BUILD_DIR:-build-gpu}
+log="$out/gpu-check.log"
+: >"$log"
+summary=()
+note() { echo "$*" | tee -a "$log"; }
+want() { [[ " $steps " == *" $1 "* ]]; }
+
+if ! nvidia-smi >>"$log" 2>&1; then
+  note "gpu-check: nvidia-smi failed: no GPU here. This script is for a machine with an NVIDIA GPU."
+  exit 2
+fi
+gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.max.sm,power.limit --format=csv,noheader | head -1)
+note "GPU: $gpu"
+
+if [ -z "${HGEMM_CUDA_ARCHS:-}" ]; then
+  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+  HGEMM_CUDA_ARCHS=$cap
+  [ "$cap" = 90 ] && HGEMM_CUDA_ARCHS=90a  # wgmma needs the arch-specific target
+fi
+
+if want build; then
+  prefix=()
+  [ -d .deps/usr ] && prefix=(-DCMAKE_PREFIX_PATH="$PWD/.deps/usr")  # scripts/pack-deps.sh
+  gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  start=$(date +%s)
+  if cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_CUDA_ARCHS="$HGEMM_CUDA_ARCHS" \
+       "${prefix[@]}" >>"$log" 2>&1 &&
+     cmake --build "$build" -j "$(nproc)" >>"$log" 2>&1; then
+    summary+=("build: ok ($HGEMM_CUDA_ARCHS, $(( $(date +%s) - start )) s)")
+  else
+    summary+=("build: FAILED (see gpu-check.log)")
+    tail -30 "$log"
+  fi
+  grep -i "spill" "$log" | grep -v " 0 bytes spill" | sort -u | head -5 | while read -r l; do note "spill: $l"; done
+fi
+
+gtest_result() {  # summary of a gtest log: passed / failed / skipped counts
+  local f=$1
+  local passed failed skipped
+  passed=$(grep -oE '\[  PASSED  \] [0-9]+' "$f" | grep -oE '[0-9]+' | tail -1)
+  failed=$(grep -oE '[0-9]+ FAILED TEST' "$f" | grep -oE '[0-9]+' | tail -1)
+  skipped=$(grep -oE '\[  SKIPPED \] [0-9]+' "$f" | grep -oE '[0-9]+' | tail -1)
+  echo "passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0}"
+}
+
+if want test; then
+  start=$(date +%s)
+  cpu_log=$(mktemp)
+  "$build/tests/hgemm_cpu_tests" --gtest_brief=1 >"$cpu_log" 2>&1
+  rc_cpu=$?
+  summary+=("cpu tests: rc $rc_cpu, $(gtest_result "$cpu_log")")
+  cat "$cpu_log" >>"$log"
+  "$build/tests/hgemm_gpu_tests" --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
+  rc=$?
+  summary+=("gpu tests: rc $rc, $(gtest_result "$out/gpu_tests.log"), $(( $(date +%s) - start )) s")
+  grep -E "FAILED|Failure|error" "$out/gpu_tests.log" | head -40
+fi
+
+if want sanitize; then
+  filter=${HGEMM_SANITIZE_FILTER:-*:-Cublas/*:ApiGpu.OffsetsBeyond2To31:ApiGpu.ThreadsCanCallConcurrently}
+  for tool in memcheck racecheck; do
+    start=$(date +%s)
+    HGEMM_TEST_MAX_DIM=260 timeout "${HGEMM_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "$build/tests/hgemm_gpu_tests" --gtest_brief=1 --gtest_filter="$filter" >"$out/$tool.log" 2>&1
+    rc=$?
+    errors=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/$tool.log" | tail -1)
+    summary+=("$tool: rc $rc, $(gtest_result "$out/$tool.log"), ${errors:-no summary line}, $(( $(date +%s) - start )) s")
+  done
+fi
+
+if want bench; then
+  : >"$out/bench.txt"
+  # shellcheck disable=SC2086
+  "$build/tools/hgemm-bench" --suite ladder --accum both --json "$out/bench-ladder.json" ${HGEMM_BENCH_ARGS:-} \
+    >>"$out/bench.txt" 2>>"$log"
+  summary+=("bench ladder: rc $?")
+  if [ "${HGEMM_CHECK_BIG:-0}" = 1 ]; then
+    # shellcheck disable=SC2086
+    "$build/tools/hgemm-bench" --shapes 8192x8192x8192 --accum f16 --iters 10 --warmup 2 \
+      --json "$out/bench-8192.json" ${HGEMM_BENCH_ARGS:-} >>"$out/bench.txt" 2>>"$log"
+    summary+=("bench 8192: rc $?")
+  fi
+fi
+
+echo
+[ -f "$out/bench.txt" ] && cat "$out/bench.txt"
+echo
+echo "== gpu-check summary ($gpu)"
+printf '  %s\n' "${summary[@]}" | tee -a "$log"

@@ -1,0 +1,54 @@
+// Host side of a launch: compile-time dispatch over ops and accumulator, grid sizing, errors.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "common/problem.h"
+
+namespace hgemm::detail {
+
+template <Op O> using OpTag = std::integral_constant<Op, O>;
+template <typename T> struct TypeTag { using type = T; };
+
+/// Calls f(TypeTag<Acc>{}) with Acc = __half or float as p.accum says.
+template <typename F>
+Status dispatch_accum(const Problem& p, F&& f) {
+  return p.accum == Accum::F16 ? f(TypeTag<__half>{}) : f(TypeTag<float>{});
+}
+
+/// Calls f(OpTag<OA>{}, OpTag<OB>{}, TypeTag<Acc>{}) with the problem's ops and accumulator.
+template <typename F>
+Status dispatch_ops_accum(const Problem& p, F&& f) {
+  return dispatch_accum(p, [&](auto acc) {
+    if (p.op_a == Op::N)
+      return p.op_b == Op::N ? f(OpTag<Op::N>{}, OpTag<Op::N>{}, acc) : f(OpTag<Op::N>{}, OpTag<Op::T>{}, acc);
+    return p.op_b == Op::N ? f(OpTag<Op::T>{}, OpTag<Op::N>{}, acc) : f(OpTag<Op::T>{}, OpTag<Op::T>{}, acc);
+  });
+}
+
+/// One block per BM×BN tile of C, in a 1-D grid. Fails if the tile count exceeds grid.x's limit.
+template <int BM, int BN>
+Status tile_grid(const Problem& p, dim3* grid, std::string* message) {
+  const std::int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
+  if (tiles > INT_MAX) {
+    *message = "C has " + std::to_string(tiles) + " tiles, more than a grid can hold";
+    return Status::ProblemTooLarge;
+  }
+  *grid = dim3(static_cast<unsigned>(tiles));
+  return Status::Success;
+}
+
+/// The status of the launch just made.
+inline Status launch_status(std::string* message) {
+  cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return Status::Success;
+  *message = std::string("kernel launch failed: ") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err);
+  return Status::CudaError;
+}
+
+}  // namespace hgemm::detail

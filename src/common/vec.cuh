@@ -1,0 +1,67 @@
+// Vector loads and stores of 1, 2, 4 or 8 halves (16, 32, 64 or 128 bits).
+//
+// Global-memory helpers take `valid`, the number of in-bounds elements from `p` on: the full
+// vector is moved with one wide instruction when it is entirely in bounds and `p` is aligned to
+// its width; otherwise element by element, with zeros for loads past the edge and no stores past
+// it. This is how every kernel handles ragged edges and odd leading dimensions.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace hgemm::detail {
+
+template <int N>
+struct alignas(2 * N) Halves {
+  __half h[N];
+};
+
+template <int N> struct VecWord;
+template <> struct VecWord<1> { using type = unsigned short; };
+template <> struct VecWord<2> { using type = unsigned int; };
+template <> struct VecWord<4> { using type = uint2; };
+template <> struct VecWord<8> { using type = uint4; };
+
+template <int N>
+__device__ __forceinline__ bool is_vec_aligned(const void* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & (2 * N - 1)) == 0;
+}
+
+/// Unpredicated wide load / store, for shared memory and for addresses known to be aligned.
+template <int N>
+__device__ __forceinline__ Halves<N> ld_vec(const __half* p) {
+  using W = typename VecWord<N>::type;
+  Halves<N> r;
+  *reinterpret_cast<W*>(r.h) = *reinterpret_cast<const W*>(p);
+  return r;
+}
+template <int N>
+__device__ __forceinline__ void st_vec(__half* p, const Halves<N>& v) {
+  using W = typename VecWord<N>::type;
+  *reinterpret_cast<W*>(p) = *reinterpret_cast<const W*>(v.h);
+}
+
+/// N halves from p, zeros for elements at or past `valid`.
+template <int N>
+__device__ __forceinline__ Halves<N> load_halves(const __half* p, std::int64_t valid) {
+  if (valid >= N && is_vec_aligned<N>(p)) return ld_vec<N>(p);
+  Halves<N> r;
+#pragma unroll
+  for (int i = 0; i < N; ++i) r.h[i] = i < valid ? p[i] : __ushort_as_half(0);
+  return r;
+}
+
+/// Stores the first min(N, valid) halves of v at p.
+template <int N>
+__device__ __forceinline__ void store_halves(__half* p, const Halves<N>& v, std::int64_t valid) {
+  if (valid >= N && is_vec_aligned<N>(p)) {
+    st_vec<N>(p, v);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (i < valid) p[i] = v.h[i];
+}
+
+}  // namespace hgemm::detail

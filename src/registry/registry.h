@@ -1,0 +1,52 @@
+// The kernel table: one KernelEntry per registered kernel. Tests, the benchmark and "auto" all
+// iterate over it, so a kernel is tested and benchmarked the moment it is listed here.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "common/problem.h"
+#include "hgemm/hgemm.h"
+
+namespace hgemm::detail {
+
+/// Launches the kernel on `stream`. The problem satisfies every requirement of the entry's
+/// KernelInfo. Returns the status of the launch; `message` gets details on failure.
+using LaunchFn = Status (*)(const Problem& p, cudaStream_t stream, std::string* message);
+
+/// An optional extra test beyond the KernelInfo fields (e.g. a size limit); returns false and
+/// fills `why` when the problem cannot run.
+using ExtraCheckFn = bool (*)(const Problem& p, std::string* why);
+
+struct KernelEntry {
+  KernelInfo info;
+  LaunchFn launch = nullptr;
+  int auto_priority = 0;  ///< "auto" picks the supporting entry with the highest priority
+  ExtraCheckFn extra_check = nullptr;
+};
+
+/// All entries, in ladder order within each family.
+const std::vector<const KernelEntry*>& registry();
+
+/// The entry with this id, or nullptr.
+const KernelEntry* find_kernel(const std::string& id);
+
+/// Whether `entry` can run `p` on a device of compute capability `cc`: op, accumulation,
+/// alignment, architecture and the entry's extra check. Returns Success or the reason.
+Status check_supported(const KernelEntry& entry, const Problem& p, int cc, std::string* why);
+
+// Each kernel file defines one accessor; registry.cpp lists them in ladder order.
+const KernelEntry& entry_cuda_naive();
+const KernelEntry& entry_cuda_sliced_k();
+const KernelEntry& entry_cuda_t8x8_f16x4();
+const KernelEntry& entry_cuda_t8x8_f16x4_pack();
+const KernelEntry& entry_cuda_t8x8_f16x4_bcf();
+const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf();
+const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf_dbuf();
+const KernelEntry& entry_cuda_t8x8_hfma2();
+const KernelEntry& entry_cublas_acc16();
+const KernelEntry& entry_cublas_acc32();
+
+}  // namespace hgemm::detail

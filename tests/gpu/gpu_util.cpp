@@ -1,0 +1,161 @@
+#include "gpu_util.h"
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+namespace hgemm::test {
+
+bool have_device(std::string* why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    *why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    cudaGetLastError();
+    return false;
+  }
+  if (count == 0) {
+    *why = "cudaGetDeviceCount reports 0 devices";
+    return false;
+  }
+  return true;
+}
+
+DeviceHalves::DeviceHalves(std::size_t count) : count_(count) {
+  if (cudaMalloc(reinterpret_cast<void**>(&ptr_), std::max<std::size_t>(count, 1) * sizeof(__half)) != cudaSuccess)
+    throw std::runtime_error("cudaMalloc failed");
+}
+DeviceHalves::~DeviceHalves() { cudaFree(ptr_); }
+
+void DeviceHalves::upload(const std::vector<__half>& host, std::size_t offset) {
+  if (offset + host.size() > count_) throw std::out_of_range("upload past the end of a device buffer");
+  if (cudaMemcpy(ptr_ + offset, host.data(), host.size() * sizeof(__half), cudaMemcpyHostToDevice) != cudaSuccess)
+    throw std::runtime_error("cudaMemcpy to device failed");
+}
+
+std::vector<__half> DeviceHalves::download(std::size_t count, std::size_t offset) const {
+  std::vector<__half> host(count);
+  if (cudaMemcpy(host.data(), ptr_ + offset, count * sizeof(__half), cudaMemcpyDeviceToHost) != cudaSuccess)
+    throw std::runtime_error("cudaMemcpy to host failed");
+  return host;
+}
+
+std::string Case::name() const {
+  std::string s = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "_" +
+                  (op_a == Op::N ? "n" : "t") + (op_b == Op::N ? "n" : "t");
+  if (alpha != 1.f || beta != 0.f) s += "_ab";
+  if (lda_pad || ldb_pad || ldc_pad) s += "_ld" + std::to_string(lda_pad) + std::to_string(ldb_pad) + std::to_string(ldc_pad);
+  if (offset) s += "_unaligned";
+  if (exact) s += "_exact";
+  return s;
+}
+
+namespace {
+
+std::vector<Case> build_cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k) -> Case& {
+    Case c;
+    c.m = m, c.n = n, c.k = k;
+    cases.push_back(c);
+    return cases.back();
+  };
+  // Shapes around the tile edges of the ladder (32, 128 and BK = 8 / 32), primes, 1 and 4093.
+  for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {1, 1, 1}, {7, 7, 7}, {1, 129, 127}, {129, 1, 128}, {127, 128, 129}, {128, 128, 128}, {129, 127, 7},
+           {33, 31, 1000}, {4093, 7, 129}, {7, 4093, 127}, {129, 127, 4093}, {255, 257, 9}, {256, 256, 256},
+           {1000, 1000, 1000}})
+    add(m, n, k);
+  // K = 0: C = beta·C (and exact zeros when beta = 0, over a NaN-poisoned C).
+  add(127, 129, 0).beta = 0.5f;
+  add(127, 129, 0);
+  // Empty C: nothing may be written (the ld padding is checked).
+  add(0, 129, 7).beta = 0.5f;
+  add(7, 0, 7).beta = 0.5f;
+  // alpha and beta other than 1 and 0.
+  { Case& c = add(129, 127, 128); c.alpha = -1.5f, c.beta = 0.75f; }
+  { Case& c = add(1000, 7, 1000); c.alpha = 0.5f, c.beta = -2.f; }
+  { Case& c = add(128, 128, 128); c.alpha = 0.f, c.beta = 2.f; }
+  // Leading dimensions larger than the width: odd pads (rows not 16-byte aligned) and aligned ones.
+  { Case& c = add(127, 129, 129); c.lda_pad = 3, c.ldb_pad = 5, c.ldc_pad = 9, c.beta = 0.5f; }
+  { Case& c = add(129, 127, 257); c.lda_pad = 8, c.ldb_pad = 8, c.ldc_pad = 8; }
+  // Base pointers aligned to 2 bytes only.
+  { Case& c = add(127, 129, 130); c.offset = 1, c.beta = -1.f; }
+  // Small-integer data: fp16 and fp32 accumulation are both exact, so any indexing slip shows.
+  for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{129, 127, 4093}, {255, 257, 1000}}) {
+    Case& c = add(m, n, k);
+    c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f;
+  }
+  // The transposed layouts, for the kernels that implement them.
+  for (auto [oa, ob] : {std::pair{Op::N, Op::T}, std::pair{Op::T, Op::N}, std::pair{Op::T, Op::T}}) {
+    auto op = [&, oa = oa, ob = ob](Case& c) -> Case& { c.op_a = oa, c.op_b = ob; return c; };
+    op(add(127, 129, 129));
+    op(add(7, 4093, 127));
+    { Case& c = op(add(129, 127, 1000)); c.alpha = -1.5f, c.beta = 0.75f, c.lda_pad = 3, c.ldb_pad = 1, c.ldc_pad = 2; }
+    op(add(127, 129, 0)).beta = 0.5f;
+    { Case& c = op(add(129, 127, 4093)); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  }
+  std::uint64_t seed = 1;
+  for (Case& c : cases) c.seed = seed++;
+  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) {
+    const std::int64_t limit = std::atoll(env);
+    std::vector<Case> kept;
+    for (const Case& c : cases)
+      if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
+    cases = kept;
+  }
+  return cases;
+}
+
+}  // namespace
+
+const std::vector<Case>& standard_cases() {
+  static const std::vector<Case> cases = build_cases();
+  return cases;
+}
+
+const CaseData& case_data(const Case& c) {
+  static std::mutex mutex;
+  static std::map<std::string, CaseData> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = c.name() + "#" + std::to_string(c.seed);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  CaseData d;
+  d.a.resize(static_cast<std::size_t>(c.a_rows() * c.lda()));
+  d.b.resize(static_cast<std::size_t>(c.b_rows() * c.ldb()));
+  d.c.resize(static_cast<std::size_t>(c.m * c.ldc()));
+  ref::fill_random(d.a.data(), d.a.size(), c.seed * 3, c.fill);
+  ref::fill_random(d.b.data(), d.b.size(), c.seed * 3 + 1, c.fill);
+  ref::fill_random(d.c.data(), d.c.size(), c.seed * 3 + 2, c.fill);
+  d.reference = ref::reference_gemm(c.op_a, c.op_b, c.m, c.n, c.k, c.alpha, d.a.data(), c.lda(), d.b.data(), c.ldb(),
+                                    c.beta, d.c.data(), c.ldc());
+  return cache.emplace(key, std::move(d)).first->second;
+}
+
+// Tolerances, relative to the metrics of ref::compare.
+//
+// f32 accumulation: fp16 products are exact in fp32; each of the K additions rounds with
+// relative error ≤ 2^-24, so the sum is off by at most about K·2^-24·Σ|a_i b_i| ≤ K·2^-24·‖a‖‖b‖
+// (Cauchy–Schwarz). The output is then rounded once to fp16: ≤ 2^-11 of |C| ≤ ‖a‖‖b‖ + |βc|.
+// Allowed: 2^-10 + K·2^-22, i.e. twice the rounding bound plus four times the summation bound.
+//
+// f16 accumulation: every addition rounds to fp16 (2^-11 relative to the running sum). The
+// errors add up like a random walk: simulating sequential fp16 accumulation over uniform[-1,1]
+// data gives a scaled max error of ≈ 0.95·2^-10 for every K from 7 to 16384, and a Frobenius
+// error of ≈ 0.14·2^-10·sqrt(K) (0.0092 at K = 4093). Allowed: 4·2^-10 scaled, and
+// 2^-10·(2 + sqrt(K)/2) Frobenius (≈ 3.5× the simulated value). This tolerance cannot see one
+// missing term at large K, which is why every f16 kernel is also run on exact integer data.
+double tolerance_rel_fro(Accum accum, std::int64_t k) {
+  const double eps = std::ldexp(1.0, -10);
+  return accum == Accum::F32 ? eps + k * std::ldexp(1.0, -22) : eps * (2 + 0.5 * std::sqrt(static_cast<double>(k)));
+}
+double tolerance_max_scaled(Accum accum, std::int64_t k) {
+  const double eps = std::ldexp(1.0, -10);
+  return accum == Accum::F32 ? eps + k * std::ldexp(1.0, -22) : 4 * eps;
+}
+
+}  // namespace hgemm::test

@@ -1,0 +1,79 @@
+// Shared helpers of the GPU tests: device detection, device buffers, the standard case list.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hgemm/hgemm.h"
+#include "reference/reference.h"
+
+namespace hgemm::test {
+
+/// Whether a CUDA device can be used; `why` gets CUDA's reason when not.
+bool have_device(std::string* why);
+
+#define HGEMM_SKIP_WITHOUT_GPU()                                      \
+  do {                                                                \
+    std::string why_;                                                 \
+    if (!::hgemm::test::have_device(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
+  } while (0)
+
+/// A device allocation of halves, freed on destruction.
+class DeviceHalves {
+ public:
+  explicit DeviceHalves(std::size_t count);
+  ~DeviceHalves();
+  DeviceHalves(const DeviceHalves&) = delete;
+  DeviceHalves& operator=(const DeviceHalves&) = delete;
+  __half* get() const { return ptr_; }
+  void upload(const std::vector<__half>& host, std::size_t offset = 0);
+  std::vector<__half> download(std::size_t count, std::size_t offset = 0) const;
+
+ private:
+  __half* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// One GEMM problem of the test set.
+struct Case {
+  std::int64_t m = 0, n = 0, k = 0;
+  Op op_a = Op::N, op_b = Op::N;
+  float alpha = 1.f, beta = 0.f;
+  std::int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;  ///< extra elements at the end of each stored row
+  std::int64_t offset = 0;  ///< A, B and C start this many halves past an aligned address
+  ref::Fill fill = ref::Fill::Uniform;
+  bool exact = false;  ///< small-integer data: every kernel must match the reference exactly
+  std::uint64_t seed = 0;
+
+  // Leading dimensions: the stored width (at least 1) plus the case's padding.
+  std::int64_t lda() const { return std::max<std::int64_t>(1, op_a == Op::N ? k : m) + lda_pad; }
+  std::int64_t ldb() const { return std::max<std::int64_t>(1, op_b == Op::N ? n : k) + ldb_pad; }
+  std::int64_t ldc() const { return std::max<std::int64_t>(1, n) + ldc_pad; }
+  std::int64_t a_rows() const { return op_a == Op::N ? m : k; }
+  std::int64_t b_rows() const { return op_b == Op::N ? k : n; }
+  std::string name() const;  ///< e.g. "127x129x1000_nn_ab_ld"
+};
+
+/// The shape set of DESIGN.md "Correctness": tile multiples, primes and off-by-one sizes around
+/// every tile edge, K = 0, M or N = 0 and 1, alpha/beta ≠ 1/0, every op combination, ld > width,
+/// 2-byte-aligned pointers, exact small-integer data. HGEMM_TEST_MAX_DIM (environment) drops
+/// the cases with a larger dimension (for compute-sanitizer runs).
+const std::vector<Case>& standard_cases();
+
+/// The inputs of a case and their fp64 reference, computed once per process.
+struct CaseData {
+  std::vector<__half> a, b, c;  ///< stored matrices, padding included
+  ref::Reference reference;
+};
+const CaseData& case_data(const Case& c);
+
+/// Tolerances (see the definition for the reasoning).
+double tolerance_rel_fro(Accum accum, std::int64_t k);
+double tolerance_max_scaled(Accum accum, std::int64_t k);
+
+}  // namespace hgemm::test

@@ -1,0 +1,170 @@
+// The public API on a real device: dispatch, "auto", pointer checks, streams, 64-bit offsets.
+#include <cstring>
+#include <thread>
+
+#include "gpu_util.h"
+
+namespace hgemm::test {
+namespace {
+
+class ApiGpu : public testing::Test {
+ protected:
+  void SetUp() override { HGEMM_SKIP_WITHOUT_GPU(); }
+};
+
+std::string resolve(Op oa, Op ob, Accum acc, std::int64_t m, std::int64_t n, std::int64_t k, const __half* a,
+                    const __half* b, __half* c) {
+  GemmOptions o;
+  o.accum = acc;
+  std::string id;
+  const Status s = resolve_kernel(oa, ob, m, n, k, a, oa == Op::N ? k : m, b, ob == Op::N ? n : k, c, n, o, &id);
+  EXPECT_EQ(s, Status::Success) << last_error_message();
+  return id;
+}
+
+// The documented "auto" rule: the supporting non-baseline entry with the highest priority.
+TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
+  DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()), "cuda.t8x8_hfma2");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()), "cuda.t8x8_f16x8_pack_bcf_dbuf");
+  EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()), "cuda.sliced_k");
+}
+
+TEST_F(ApiGpu, AutoNeverPicksAnEntryThatRefusesTheProblem) {
+  DeviceHalves a(200 * 200 + 1), b(200 * 200 + 1), c(200 * 200 + 1);
+  for (const Case& cs : standard_cases()) {
+    if (cs.m > 200 || cs.n > 200 || cs.k > 200) continue;
+    for (Accum acc : {Accum::F16, Accum::F32}) {
+      GemmOptions o;
+      o.accum = acc;
+      std::string id;
+      ASSERT_EQ(resolve_kernel(cs.op_a, cs.op_b, cs.m, cs.n, cs.k, a.get() + cs.offset, cs.lda(), b.get() + cs.offset,
+                               cs.ldb(), c.get() + cs.offset, cs.ldc(), o, &id),
+                Status::Success)
+          << cs.name() << ": " << last_error_message();
+      o.kernel = id;  // asking for that kernel explicitly must be accepted too
+      std::string again;
+      EXPECT_EQ(resolve_kernel(cs.op_a, cs.op_b, cs.m, cs.n, cs.k, a.get() + cs.offset, cs.lda(), b.get() + cs.offset,
+                               cs.ldb(), c.get() + cs.offset, cs.ldc(), o, &again),
+                Status::Success)
+          << cs.name() << " " << id << ": " << last_error_message();
+    }
+  }
+}
+
+TEST_F(ApiGpu, AutoMatchesReferenceOnEveryOp) {
+  for (const Case& cs : standard_cases()) {
+    if (cs.name().find("127x129x129_") != 0 && cs.name().find("129x127x1000_") != 0) continue;
+    const CaseData& d = case_data(cs);
+    for (Accum acc : {Accum::F16, Accum::F32}) {
+      DeviceHalves a(d.a.size()), b(d.b.size()), c(d.c.size());
+      a.upload(d.a), b.upload(d.b), c.upload(d.c);
+      GemmOptions o;
+      o.accum = acc;
+      ASSERT_EQ(gemm(cs.op_a, cs.op_b, cs.m, cs.n, cs.k, cs.alpha, a.get(), cs.lda(), b.get(), cs.ldb(), cs.beta,
+                     c.get(), cs.ldc(), o),
+                Status::Success)
+          << last_error_message();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const std::vector<__half> got = c.download(d.c.size());
+      const ref::ErrorStats e = ref::compare(d.reference, got.data(), cs.ldc());
+      EXPECT_EQ(e.nonfinite, 0) << cs.name();
+      EXPECT_LE(e.rel_fro, tolerance_rel_fro(acc, cs.k)) << cs.name();
+    }
+  }
+}
+
+TEST_F(ApiGpu, ExplicitKernelRefusesWhatItDoesNotImplement) {
+  DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
+  GemmOptions o;
+  o.kernel = "cuda.t8x8_hfma2";
+  o.accum = Accum::F32;
+  EXPECT_EQ(gemm(Op::N, Op::N, 64, 64, 64, 1.f, a.get(), 64, b.get(), 64, 0.f, c.get(), 64, o), Status::UnsupportedAccum);
+  EXPECT_NE(last_error_message().find("f32"), std::string::npos) << last_error_message();
+  o.kernel = "cuda.t8x8_f16x8_pack_bcf_dbuf";
+  EXPECT_EQ(gemm(Op::T, Op::N, 64, 64, 64, 1.f, a.get(), 64, b.get(), 64, 0.f, c.get(), 64, o), Status::UnsupportedOp);
+  o.kernel = "cuda.nope";
+  EXPECT_EQ(gemm(Op::N, Op::N, 64, 64, 64, 1.f, a.get(), 64, b.get(), 64, 0.f, c.get(), 64, o), Status::UnknownKernel);
+}
+
+TEST_F(ApiGpu, HostPointersAreRefusedBeforeLaunch) {
+  std::vector<__half> host(64 * 64);
+  DeviceHalves b(64 * 64), c(64 * 64);
+  EXPECT_EQ(gemm(Op::N, Op::N, 64, 64, 64, 1.f, host.data(), 64, b.get(), 64, 0.f, c.get(), 64), Status::InvalidPointer);
+  EXPECT_NE(last_error_message().find("A"), std::string::npos);
+  EXPECT_EQ(gemm(Op::N, Op::N, 64, 64, 64, 1.f, b.get(), 64, b.get(), 64, 0.f, host.data(), 64), Status::InvalidPointer);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // nothing was launched, the context is healthy
+}
+
+TEST_F(ApiGpu, EmptyProblemsSucceedWithoutLaunching) {
+  DeviceHalves c(8);
+  EXPECT_EQ(gemm(Op::N, Op::N, 0, 8, 8, 1.f, nullptr, 8, nullptr, 8, 0.f, nullptr, 8), Status::Success);
+  EXPECT_EQ(gemm(Op::N, Op::N, 1, 0, 8, 1.f, nullptr, 8, nullptr, 1, 0.f, c.get(), 1), Status::Success);
+}
+
+TEST_F(ApiGpu, ThreadsCanCallConcurrently) {
+  const Case* cs = nullptr;
+  for (const Case& c : standard_cases())
+    if (c.name() == "127x128x129_nn") cs = &c;
+  ASSERT_NE(cs, nullptr);
+  const CaseData& d = case_data(*cs);
+  std::vector<std::thread> threads;
+  std::vector<double> errors(4, 1.0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      DeviceHalves a(d.a.size()), b(d.b.size()), c(d.c.size());
+      a.upload(d.a), b.upload(d.b);
+      cudaStream_t s;
+      cudaStreamCreate(&s);
+      GemmOptions o;
+      o.stream = s;
+      o.kernel = t % 2 ? "cublas.acc32" : "auto";
+      if (gemm(Op::N, Op::N, cs->m, cs->n, cs->k, 1.f, a.get(), cs->lda(), b.get(), cs->ldb(), 0.f, c.get(), cs->ldc(),
+               o) == Status::Success &&
+          cudaStreamSynchronize(s) == cudaSuccess)
+        errors[t] = ref::compare(d.reference, c.download(d.c.size()).data(), cs->ldc()).rel_fro;
+      cudaStreamDestroy(s);
+    });
+  for (auto& th : threads) th.join();
+  for (double e : errors) EXPECT_LE(e, tolerance_rel_fro(Accum::F32, cs->k));
+}
+
+// A has more than 2^31 elements: offsets into it must be 64-bit in every kernel.
+TEST_F(ApiGpu, OffsetsBeyond2To31) {
+  if (std::getenv("HGEMM_TEST_MAX_DIM")) GTEST_SKIP() << "large test skipped under HGEMM_TEST_MAX_DIM";
+  const std::int64_t m = 65539, n = 5, k = 32771;  // m·k = 2.15e9 > 2^31
+  std::vector<__half> ha(static_cast<std::size_t>(m * k)), hb(static_cast<std::size_t>(k * n));
+  ref::fill_random(ha.data(), ha.size(), 77, ref::Fill::SmallInts);
+  ref::fill_random(hb.data(), hb.size(), 78, ref::Fill::SmallInts);
+  DeviceHalves a(ha.size()), b(hb.size()), c(static_cast<std::size_t>(m * n));
+  a.upload(ha), b.upload(hb);
+  const std::vector<std::int64_t> rows = {0, 1, 32767, 32768, m / 2, m - 2, m - 1};
+  for (const KernelInfo& info : kernels()) {
+    if (!(info.ops & kOpNN)) continue;
+    for (Accum acc : {Accum::F16, Accum::F32}) {
+      if (!(info.accums & accum_bit(acc))) continue;
+      GemmOptions o;
+      o.kernel = info.id, o.accum = acc;
+      ASSERT_EQ(cudaMemset(c.get(), 0xFF, m * n * sizeof(__half)), cudaSuccess);
+      ASSERT_EQ(gemm(Op::N, Op::N, m, n, k, 1.f, a.get(), k, b.get(), n, 0.f, c.get(), n, o), Status::Success)
+          << info.id << ": " << last_error_message();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << info.id;
+      for (std::int64_t r : rows) {
+        const std::vector<__half> got = c.download(n, r * n);
+        for (std::int64_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (std::int64_t kk = 0; kk < k; ++kk)
+            want += double(__half2float(ha[r * k + kk])) * double(__half2float(hb[kk * n + j]));
+          // Integer data, partial sums of a few hundred (std 2·sqrt(K) ≈ 360): exact in fp32, and in
+          // fp16 below 2048; past 2048 fp16 steps by 2, so allow one step there.
+          const double tol = (acc == Accum::F16 || std::abs(want) > 2048) ? 2.0 : 0.0;
+          EXPECT_NEAR(__half2float(got[j]), want, tol)
+              << info.id << (acc == Accum::F32 ? " f32" : " f16") << " row " << r << " col " << j;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hgemm::test

@@ -1,0 +1,129 @@
+#include "config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <stdexcept>
+
+namespace hgemm::bench {
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::int64_t parse_dim(const std::string& text, const std::string& whole) {
+  std::size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 0)
+    throw std::invalid_argument("bad shape '" + whole + "': expected MxNxK with non-negative integers");
+  return v;
+}
+
+}  // namespace
+
+std::string Shape::str() const { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
+
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> shapes;
+  for (const std::string& item : split(text, ',')) {
+    const std::vector<std::string> dims = split(lower(item), 'x');
+    if (dims.size() != 3) throw std::invalid_argument("bad shape '" + item + "': expected MxNxK, e.g. 4096x4096x4096");
+    shapes.push_back({parse_dim(dims[0], item), parse_dim(dims[1], item), parse_dim(dims[2], item)});
+  }
+  if (shapes.empty()) throw std::invalid_argument("no shapes given");
+  return shapes;
+}
+
+std::vector<std::string> suite_names() { return {"square", "llm", "ragged", "ladder"}; }
+
+std::vector<Shape> suite_shapes(const std::string& name) {
+  if (name == "square")
+    return {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+            {8192, 8192, 8192}};
+  if (name == "llm")  // projection shapes of transformer layers, prefill and decode
+    return {{4096, 14336, 4096}, {16384, 4096, 4096}, {8192, 8192, 1024}, {4096, 4096, 128},
+            {128, 4096, 4096},   {16, 4096, 4096},    {1, 4096, 4096}};
+  if (name == "ragged")  // sizes that are multiples of no tile, odd leading dimensions
+    return {{4095, 4097, 4093}, {1001, 999, 1003}, {4093, 127, 129}, {129, 4093, 1000}, {8191, 8191, 8191}};
+  if (name == "ladder") return {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
+  throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder)");
+}
+
+std::pair<Op, Op> parse_op(const std::string& text) {
+  const std::string t = lower(text);
+  if (t.size() == 2 && (t[0] == 'n' || t[0] == 't') && (t[1] == 'n' || t[1] == 't'))
+    return {t[0] == 'n' ? Op::N : Op::T, t[1] == 'n' ? Op::N : Op::T};
+  throw std::invalid_argument("bad op '" + text + "': expected nn, nt, tn or tt");
+}
+
+std::string op_string(Op a, Op b) { return std::string(a == Op::N ? "n" : "t") + (b == Op::N ? "n" : "t"); }
+
+std::vector<Accum> parse_accums(const std::string& text) {
+  const std::string t = lower(text);
+  if (t == "f16") return {Accum::F16};
+  if (t == "f32") return {Accum::F32};
+  if (t == "both") return {Accum::F16, Accum::F32};
+  throw std::invalid_argument("bad accumulation '" + text + "': expected f16, f32 or both");
+}
+
+const char* accum_string(Accum a) { return a == Accum::F16 ? "f16" : "f32"; }
+
+bool glob_match(const std::string& pattern, const std::string& id) {
+  // Iterative wildcard match with backtracking to the last '*'.
+  std::size_t p = 0, s = 0, star = std::string::npos, mark = 0;
+  while (s < id.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == id[s])) {
+      ++p, ++s;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++, mark = s;
+    } else if (star != std::string::npos) {
+      p = star + 1, s = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::vector<std::string> select_kernels(const std::string& patterns) {
+  const std::vector<std::string> pats = split(patterns, ',');
+  std::vector<std::string> out;
+  for (const std::string& pat : pats) {
+    bool any = false;
+    for (const KernelInfo& k : kernels())
+      if (glob_match(pat, k.id)) any = true;
+    if (!any) throw std::invalid_argument("no kernel matches '" + pat + "' (hgemm-bench --list shows them)");
+  }
+  for (const KernelInfo& k : kernels()) {
+    if (k.baseline && pats.empty()) continue;
+    const bool wanted = pats.empty() || std::any_of(pats.begin(), pats.end(),
+                                                     [&](const std::string& p) { return glob_match(p, k.id); });
+    if (wanted) out.push_back(k.id);
+  }
+  return out;
+}
+
+const char* baseline_for(Accum a) { return a == Accum::F16 ? "cublas.acc16" : "cublas.acc32"; }
+
+}  // namespace hgemm::bench

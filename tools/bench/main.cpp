@@ -1,0 +1,81 @@
+// hgemm-bench: times registered kernels against cuBLAS in the same run and checks each result.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "config.h"
+#include "report.h"
+#include "runner.h"
+
+namespace {
+
+void print_progress(const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hgemm::bench;
+  CLI::App app{"hgemm-bench: time hgemm kernels against cuBLAS (same run, interleaved) and check their results"};
+  std::string kernel_patterns, shapes_text, suite = "ladder", op_text = "nn", accum_text = "both", json_path, csv_path;
+  RunOptions opt;
+  bool list = false;
+  app.add_option("--kernels", kernel_patterns, "comma-separated kernel ids or globs (default: every non-baseline kernel)");
+  auto* shapes_opt = app.add_option("--shapes", shapes_text, "comma-separated MxNxK shapes");
+  app.add_option("--suite", suite, "named shape set: square, llm, ragged, ladder")->excludes(shapes_opt);
+  app.add_option("--op", op_text, "op(A) op(B): nn, nt, tn or tt");
+  app.add_option("--accum", accum_text, "accumulation: f16, f32 or both");
+  app.add_option("--warmup", opt.warmup, "untimed rounds before timing")->check(CLI::NonNegativeNumber);
+  app.add_option("--iters", opt.iters, "timed launches per kernel")->check(CLI::PositiveNumber);
+  app.add_option("--seed", opt.seed, "seed of the random inputs");
+  app.add_option("--json", json_path, "write the results as JSON to this file");
+  app.add_option("--csv", csv_path, "write the results as CSV to this file");
+  app.add_flag("--list", list, "list the registered kernels and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (list) {
+    for (const hgemm::KernelInfo& k : hgemm::kernels())
+      std::printf("%-32s %s%s\n", k.id.c_str(), k.summary.c_str(), k.baseline ? " [baseline]" : "");
+    return 0;
+  }
+  try {
+    opt.shapes = shapes_text.empty() ? suite_shapes(suite) : parse_shapes(shapes_text);
+    std::tie(opt.op_a, opt.op_b) = parse_op(op_text);
+    opt.accums = parse_accums(accum_text);
+    opt.kernels = select_kernels(kernel_patterns);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "hgemm-bench: %s\n", e.what());
+    return 1;
+  }
+  std::string why;
+  if (!device_available(&why)) {
+    std::fprintf(stderr,
+                 "hgemm-bench: no CUDA GPU found (%s).\n"
+                 "The benchmark needs an NVIDIA GPU; on this machine run the tests instead (make test).\n",
+                 why.c_str());
+    return 2;
+  }
+  try {
+    Header header = describe_device();
+    header.warmup = opt.warmup, header.iters = opt.iters;
+    for (int i = 0; i < argc; ++i) header.command += (i ? " " : "") + std::string(argv[i]);
+    std::fprintf(stderr, "hgemm-bench on %s (%d SMs, max SM clock %d MHz), driver %s, cuBLAS %s\n",
+                 header.gpu.c_str(), header.sm_count, header.sm_clock_max_mhz, header.driver.c_str(),
+                 header.cublas.c_str());
+    const std::vector<Row> rows = run_benchmark(opt, print_progress);
+    std::cout << format_table(rows) << std::flush;
+    if (!json_path.empty()) std::ofstream(json_path) << to_json(header, rows).dump(2) << "\n";
+    if (!csv_path.empty()) std::ofstream(csv_path) << to_csv(rows);
+    for (const Row& r : rows)
+      if (!r.ok && r.error.empty()) {
+        std::fprintf(stderr, "hgemm-bench: %s on %ldx%ldx%ld exceeded its error tolerance\n", r.kernel.c_str(),
+                     static_cast<long>(r.m), static_cast<long>(r.n), static_cast<long>(r.k));
+        return 3;
+      }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hgemm-bench: %s\n", e.what());
+    return 4;
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// Benchmark results: one Row per (kernel, shape, op, accumulation), a Header describing the
+// machine, and their JSON / CSV / console renderings. Host-only, tested on the CPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hgemm::bench {
+
+struct Header {
+  std::string gpu, driver, cuda_runtime, cublas, date;
+  int sm_count = 0, compute_capability = 0, sm_clock_max_mhz = 0;
+  std::int64_t l2_bytes = 0;
+  int warmup = 0, iters = 0;
+  std::string command;  ///< the command line that produced the run
+};
+
+struct Row {
+  std::string kernel, op, accum;
+  std::int64_t m = 0, n = 0, k = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
+  double tflops = 0;
+  double pct_cublas = 0;  ///< 100 · baseline median / this median, baseline = cuBLAS with matched accumulation
+  double max_err = 0;     ///< max |C − C_cublas.acc32| / max |C_cublas.acc32|
+  bool ok = true;         ///< ran and max_err is within the accumulation's tolerance
+  int launches = 0;       ///< timed launches (the same for every kernel of a shape)
+  int input_sets = 0;     ///< rotated input sets (so that inputs do not sit in L2)
+  int sm_clock_mhz = 0;   ///< SM clock read right after this shape's timing (0 = unknown)
+  std::string error;      ///< non-empty when the kernel could not run
+};
+
+nlohmann::json to_json(const Header& h, const std::vector<Row>& rows);
+std::string to_csv(const std::vector<Row>& rows);
+/// The console table: kernel, shape, op, acc, median ms, TFLOP/s, % cuBLAS, spread, max err.
+std::string format_table(const std::vector<Row>& rows);
+
+}  // namespace hgemm::bench
