@@ -58,7 +58,7 @@ gtest_result() {  # summary of a gtest log: passed / failed / skipped counts
   local f=$1
   local passed failed skipped
   passed=$(grep -oE '\[  PASSED  \] [0-9]+' "$f" | grep -oE '[0-9]+' | tail -1)
-  failed=$(grep -oE '[0-9]+ FAILED TEST' "$f" | grep -oE '[0-9]+' | tail -1)
+  failed=$(grep -oE '[0-9]+ FAILED TESTS?' "$f" | grep -oE '[0-9]+' | tail -1)
   skipped=$(grep -oE '\[  SKIPPED \] [0-9]+' "$f" | grep -oE '[0-9]+' | tail -1)
   echo "passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0}"
 }

@@ -120,9 +120,11 @@ ErrorStats compare(const Reference& ref, const __half* c, std::int64_t ldc) {
       const double e = std::fabs(got - want);
       err2 += e * e;
       st.max_abs = std::max(st.max_abs, e);
-      const double scale =
-          std::fabs(ref.alpha) * ref.a_row_norm[i] * ref.b_col_norm[j] + ref.c_in[i * ref.n + j];
-      const double scaled = e == 0 ? 0 : e / std::max(scale, 1e-300);
+      // Below 2^-14 (the smallest normal fp16) an fp16 output has only absolute precision
+      // (subnormal spacing 2^-24), so the scale never drops below it.
+      const double scale = std::fabs(ref.alpha) * ref.a_row_norm[i] * ref.b_col_norm[j] +
+                           ref.c_in[i * ref.n + j] + std::ldexp(1.0, -14);
+      const double scaled = e / scale;
       if (scaled > st.max_scaled) {
         st.max_scaled = scaled;
         if (st.nonfinite == 0) st.worst_row = i, st.worst_col = j;

@@ -68,12 +68,21 @@ TEST(Compare, MeasuresErrorsAndFindsNaN) {
   const ErrorStats e = compare(r, off.data(), 2);
   EXPECT_DOUBLE_EQ(e.max_abs, 0.5);
   EXPECT_DOUBLE_EQ(e.rel_fro, 0.5 / std::sqrt(30.0));
-  // Scaled by ‖row 1 of A‖·‖column 1 of B‖ = 5 · 1.
-  EXPECT_DOUBLE_EQ(e.max_scaled, 0.1);
+  // Scaled by ‖row 1 of A‖·‖column 1 of B‖ = 5 · 1, plus the fp16 normal floor 2^-14.
+  EXPECT_DOUBLE_EQ(e.max_scaled, 0.5 / (5 + std::ldexp(1.0, -14)));
   EXPECT_EQ(e.worst_row, 1);
   EXPECT_EQ(e.worst_col, 1);
   const auto nan = halves({1, NAN, 3, 4});
   EXPECT_EQ(compare(r, nan.data(), 2).nonfinite, 1);
+}
+
+TEST(Compare, TinyValuesAreJudgedOnFp16sAbsoluteResolution) {
+  // K = 0, beta = 0.5: C = 0.5·c. For a subnormal c = 2^-24 the fp16 result must round to 0 or
+  // 2^-24; either is within fp16's resolution and must not count as a 50% error.
+  const auto c = halves({std::ldexp(1.f, -24)});
+  const Reference r = reference_gemm(Op::N, Op::N, 1, 1, 0, 1.0, nullptr, 1, nullptr, 1, 0.5, c.data(), 1);
+  const auto zero = halves({0.f});
+  EXPECT_LT(compare(r, zero.data(), 1).max_scaled, std::ldexp(1.0, -10));
 }
 
 TEST(RandomData, IsDeterministicNonZeroAndInRange) {

@@ -97,9 +97,14 @@ TEST_F(ApiGpu, HostPointersAreRefusedBeforeLaunch) {
 }
 
 TEST_F(ApiGpu, EmptyProblemsSucceedWithoutLaunching) {
-  DeviceHalves c(8);
-  EXPECT_EQ(gemm(Op::N, Op::N, 0, 8, 8, 1.f, nullptr, 8, nullptr, 8, 0.f, nullptr, 8), Status::Success);
-  EXPECT_EQ(gemm(Op::N, Op::N, 1, 0, 8, 1.f, nullptr, 8, nullptr, 1, 0.f, c.get(), 1), Status::Success);
+  DeviceHalves a(64), b(64), c(64);
+  // M = 0: C is empty; B (8×8) is still validated. N = 0 likewise with A.
+  EXPECT_EQ(gemm(Op::N, Op::N, 0, 8, 8, 1.f, nullptr, 8, b.get(), 8, 0.f, nullptr, 8), Status::Success)
+      << last_error_message();
+  EXPECT_EQ(gemm(Op::N, Op::N, 8, 0, 8, 1.f, a.get(), 8, nullptr, 1, 0.f, nullptr, 1), Status::Success)
+      << last_error_message();
+  EXPECT_EQ(gemm(Op::N, Op::N, 0, 8, 8, 1.f, nullptr, 8, nullptr, 8, 0.f, nullptr, 8), Status::NullPointer);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 TEST_F(ApiGpu, ThreadsCanCallConcurrently) {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "config.h"
+#include "peak.h"
 #include "report.h"
 #include "runner.h"
 
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
   CLI::App app{"hgemm-bench: time hgemm kernels against cuBLAS (same run, interleaved) and check their results"};
   std::string kernel_patterns, shapes_text, suite = "ladder", op_text = "nn", accum_text = "both", json_path, csv_path;
   RunOptions opt;
-  bool list = false;
+  bool list = false, peak = false;
   app.add_option("--kernels", kernel_patterns, "comma-separated kernel ids or globs (default: every non-baseline kernel)");
   auto* shapes_opt = app.add_option("--shapes", shapes_text, "comma-separated MxNxK shapes");
   app.add_option("--suite", suite, "named shape set: square, llm, ragged, ladder")->excludes(shapes_opt);
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the results as JSON to this file");
   app.add_option("--csv", csv_path, "write the results as CSV to this file");
   app.add_flag("--list", list, "list the registered kernels and exit");
+  app.add_flag("--peak", peak, "measure the CUDA cores' fp16/fp32 FMA ceilings and exit");
   CLI11_PARSE(app, argc, argv);
 
   if (list) {
@@ -55,6 +57,15 @@ int main(int argc, char** argv) {
                  "The benchmark needs an NVIDIA GPU; on this machine run the tests instead (make test).\n",
                  why.c_str());
     return 2;
+  }
+  if (peak) {
+    try {
+      for (const PeakResult& r : measure_cuda_core_peaks()) std::printf("%-34s %8.1f TFLOP/s\n", r.what.c_str(), r.tflops);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "hgemm-bench: %s\n", e.what());
+      return 4;
+    }
+    return 0;
   }
   try {
     Header header = describe_device();
