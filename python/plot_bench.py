@@ -65,7 +65,7 @@ def plot_tflops_vs_size(header, rows, out_path):
         ax.set_ylabel("TFLOP/s (median)")
         ax.set_title(f"{accum} accumulation")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="center right")
     fig.suptitle("hgemm vs cuBLAS, same run — " + title_suffix(header))
     fig.tight_layout()
     fig.savefig(out_path, dpi=120)

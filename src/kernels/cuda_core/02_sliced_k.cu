@@ -5,14 +5,9 @@
 // multiply-add still needs two shared-memory loads, and there are two barriers per slice.
 // Seed §4. Ragged edges: out-of-range elements are loaded as zero and every thread reaches
 // every barrier (the seed's kernel returns early on edges, before __syncthreads()).
-#include "common/accum.cuh"
-#include "common/epilogue.cuh"
-#include "common/launch.cuh"
-#include "common/operand.cuh"
-#include "registry/registry.h"
+#include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
-namespace hgemm::detail {
-namespace cuda_sliced_k {
+namespace hgemm::detail::cuda_sliced_k {
 
 constexpr int BM = 32, BN = 32, BK = 32;
 
@@ -24,6 +19,20 @@ struct Smem {
   __host__ __device__ static constexpr int a_read(int ty, int k) { return ty * BK + k; }
   __host__ __device__ static constexpr int b_read(int tx, int k) { return k * BN + tx; }
 };
+
+}  // namespace hgemm::detail::cuda_sliced_k
+
+// Everything above is the layout, shared with the bank-conflict model (src/analysis), which
+// compiles it alone; everything below is the kernel.
+#ifndef HGEMM_LAYOUT_ONLY
+#include "common/accum.cuh"
+#include "common/epilogue.cuh"
+#include "common/launch.cuh"
+#include "common/operand.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace cuda_sliced_k {
 
 template <Op OA, Op OB, typename Acc>
 __global__ void __launch_bounds__(BM * BN) sliced_k_kernel(Problem p) {
@@ -64,3 +73,4 @@ const KernelEntry& entry_cuda_sliced_k() {
 }
 
 }  // namespace hgemm::detail
+#endif  // HGEMM_LAYOUT_ONLY

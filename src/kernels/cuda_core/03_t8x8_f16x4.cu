@@ -5,14 +5,9 @@
 // in slices of BK = 8; each thread brings 4 halves of A and 4 of B per slice, as two half2 (f16x4).
 // Seed §5. The s_a[BM][BK] layout makes a warp's reads of A collide in shared-memory banks
 // (seed §6); the next rungs fix that.
-#include "common/accum.cuh"
-#include "common/epilogue.cuh"
-#include "common/launch.cuh"
-#include "common/operand.cuh"
-#include "registry/registry.h"
+#include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
-namespace hgemm::detail {
-namespace cuda_t8x8_f16x4 {
+namespace hgemm::detail::cuda_t8x8_f16x4 {
 
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 constexpr int THREADS = (BM / TM) * (BN / TN);  // 256
@@ -30,6 +25,20 @@ struct Smem {
   __host__ __device__ static constexpr int a_read(int ty, int m, int k) { return (ty * TM + m) * BK + k; }
   __host__ __device__ static constexpr int b_read(int tx, int n, int k) { return k * BN + tx * TN + n; }
 };
+
+}  // namespace hgemm::detail::cuda_t8x8_f16x4
+
+// Everything above is the layout, shared with the bank-conflict model (src/analysis), which
+// compiles it alone; everything below is the kernel.
+#ifndef HGEMM_LAYOUT_ONLY
+#include "common/accum.cuh"
+#include "common/epilogue.cuh"
+#include "common/launch.cuh"
+#include "common/operand.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace cuda_t8x8_f16x4 {
 
 template <typename Acc>
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
@@ -84,3 +93,4 @@ const KernelEntry& entry_cuda_t8x8_f16x4() {
 }
 
 }  // namespace hgemm::detail
+#endif  // HGEMM_LAYOUT_ONLY

@@ -3,14 +3,9 @@
 // travel as one 64-bit load and one 64-bit shared store (LDST64BITS) instead of two half2, and
 // each row of its 8×8 C tile leaves as one 128-bit store instead of four half2: fewer load/store
 // instructions for the same bytes. Seed §2 ("LDST64BITS pack"). Shared-memory layout unchanged.
-#include "common/accum.cuh"
-#include "common/epilogue.cuh"
-#include "common/launch.cuh"
-#include "common/operand.cuh"
-#include "registry/registry.h"
+#include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
-namespace hgemm::detail {
-namespace cuda_t8x8_f16x4_pack {
+namespace hgemm::detail::cuda_t8x8_f16x4_pack {
 
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 constexpr int THREADS = (BM / TM) * (BN / TN);  // 256
@@ -28,6 +23,20 @@ struct Smem {
   __host__ __device__ static constexpr int a_read(int ty, int m, int k) { return (ty * TM + m) * BK + k; }
   __host__ __device__ static constexpr int b_read(int tx, int n, int k) { return k * BN + tx * TN + n; }
 };
+
+}  // namespace hgemm::detail::cuda_t8x8_f16x4_pack
+
+// Everything above is the layout, shared with the bank-conflict model (src/analysis), which
+// compiles it alone; everything below is the kernel.
+#ifndef HGEMM_LAYOUT_ONLY
+#include "common/accum.cuh"
+#include "common/epilogue.cuh"
+#include "common/launch.cuh"
+#include "common/operand.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace cuda_t8x8_f16x4_pack {
 
 template <typename Acc>
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
@@ -75,3 +84,4 @@ const KernelEntry& entry_cuda_t8x8_f16x4_pack() {
 }
 
 }  // namespace hgemm::detail
+#endif  // HGEMM_LAYOUT_ONLY

@@ -6,14 +6,9 @@
 // threads of a half-warp read 128 consecutive bytes of s_b — no bank conflict (seed §7.1–7.3).
 // The transposing store of A is scalar, and its rows 256 bytes apart share banks (seed §7.4);
 // the next rung pads them.
-#include "common/accum.cuh"
-#include "common/epilogue.cuh"
-#include "common/launch.cuh"
-#include "common/operand.cuh"
-#include "registry/registry.h"
+#include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
-namespace hgemm::detail {
-namespace cuda_t8x8_f16x4_bcf {
+namespace hgemm::detail::cuda_t8x8_f16x4_bcf {
 
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 constexpr int THREADS = (BM / TM) * (BN / TN);  // 256
@@ -31,6 +26,20 @@ struct Smem {
   __host__ __device__ static constexpr int a_read(int ty, int q, int k) { return k * BM + q * (BM / 2) + ty * 4; }
   __host__ __device__ static constexpr int b_read(int tx, int q, int k) { return k * BN + q * (BN / 2) + tx * 4; }
 };
+
+}  // namespace hgemm::detail::cuda_t8x8_f16x4_bcf
+
+// Everything above is the layout, shared with the bank-conflict model (src/analysis), which
+// compiles it alone; everything below is the kernel.
+#ifndef HGEMM_LAYOUT_ONLY
+#include "common/accum.cuh"
+#include "common/epilogue.cuh"
+#include "common/launch.cuh"
+#include "common/operand.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace cuda_t8x8_f16x4_bcf {
 
 template <typename Acc>
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
@@ -91,3 +100,4 @@ const KernelEntry& entry_cuda_t8x8_f16x4_bcf() {
 }
 
 }  // namespace hgemm::detail
+#endif  // HGEMM_LAYOUT_ONLY

@@ -4,14 +4,9 @@
 // start in the same bank and the scalar transposing stores stop colliding (seed §7.5–7.6). The
 // thread tile is contiguous again (rows ty·8.., columns tx·8..) and each thread reads it per k
 // as one 128-bit (f16x8) load of A and one of B; C rows leave as 128-bit stores.
-#include "common/accum.cuh"
-#include "common/epilogue.cuh"
-#include "common/launch.cuh"
-#include "common/operand.cuh"
-#include "registry/registry.h"
+#include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
-namespace hgemm::detail {
-namespace cuda_t8x8_f16x8_pack_bcf {
+namespace hgemm::detail::cuda_t8x8_f16x8_pack_bcf {
 
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, OFFSET = 8;
 constexpr int THREADS = (BM / TM) * (BN / TN);  // 256
@@ -30,6 +25,20 @@ struct Smem {
   __host__ __device__ static constexpr int a_read(int ty, int k) { return k * LDA_S + ty * TM; }
   __host__ __device__ static constexpr int b_read(int tx, int k) { return k * LDB_S + tx * TN; }
 };
+
+}  // namespace hgemm::detail::cuda_t8x8_f16x8_pack_bcf
+
+// Everything above is the layout, shared with the bank-conflict model (src/analysis), which
+// compiles it alone; everything below is the kernel.
+#ifndef HGEMM_LAYOUT_ONLY
+#include "common/accum.cuh"
+#include "common/epilogue.cuh"
+#include "common/launch.cuh"
+#include "common/operand.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace cuda_t8x8_f16x8_pack_bcf {
 
 template <typename Acc>
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
@@ -81,3 +90,4 @@ const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf() {
 }
 
 }  // namespace hgemm::detail
+#endif  // HGEMM_LAYOUT_ONLY

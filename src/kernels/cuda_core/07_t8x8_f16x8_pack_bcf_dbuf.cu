@@ -4,14 +4,9 @@
 // into registers, and land in the other copy after the math. One barrier per slice instead of
 // two: the buffer written in step t was last read in step t−1, before that step's barrier.
 // Seed §8.
-#include "common/accum.cuh"
-#include "common/epilogue.cuh"
-#include "common/launch.cuh"
-#include "common/operand.cuh"
-#include "registry/registry.h"
+#include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
-namespace hgemm::detail {
-namespace cuda_t8x8_f16x8_pack_bcf_dbuf {
+namespace hgemm::detail::cuda_t8x8_f16x8_pack_bcf_dbuf {
 
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, OFFSET = 8;
 constexpr int THREADS = (BM / TM) * (BN / TN);  // 256
@@ -31,6 +26,20 @@ struct Smem {
   __host__ __device__ static constexpr int a_read(int buf, int ty, int k) { return buf * A_STAGE + k * LDA_S + ty * TM; }
   __host__ __device__ static constexpr int b_read(int buf, int tx, int k) { return buf * B_STAGE + k * LDB_S + tx * TN; }
 };
+
+}  // namespace hgemm::detail::cuda_t8x8_f16x8_pack_bcf_dbuf
+
+// Everything above is the layout, shared with the bank-conflict model (src/analysis), which
+// compiles it alone; everything below is the kernel.
+#ifndef HGEMM_LAYOUT_ONLY
+#include "common/accum.cuh"
+#include "common/epilogue.cuh"
+#include "common/launch.cuh"
+#include "common/operand.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace cuda_t8x8_f16x8_pack_bcf_dbuf {
 
 template <typename Acc>
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
@@ -93,3 +102,4 @@ const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf_dbuf() {
 }
 
 }  // namespace hgemm::detail
+#endif  // HGEMM_LAYOUT_ONLY

@@ -1,10 +1,45 @@
 // 08_t8x8_hfma2.cu — cuda.t8x8_hfma2
-// Adds over 07_t8x8_f16x8_pack_bcf_dbuf: packed half2 arithmetic. The seed's __hfma does one
-// fp16 multiply-add per instruction, half of what the CUDA cores can do: HFMA2 works on two
-// halves at once. The accumulators become 8×4 half2 (pairs of neighbouring C columns), and per
-// k each A value is broadcast to both lanes (a.H0_H0 in SASS) and multiplied into 4 pairs of B:
-// 32 HFMA2 instead of 64 HFMA. Same tiling, same shared-memory layout and double buffering.
+// Adds over 07_t8x8_f16x8_pack_bcf_dbuf: fp16 multiply-adds that can use both of the SM's
+// pipes that execute them. nvcc already turns the seed's scalar __hfma into HFMA2 (two halves per
+// instruction), but with A broadcast through an operand selector (HFMA2 R, a.H0_H0, b, c), and
+// such HFMA2s run on the FMA pipe only: 65.7 TFLOP/s on the H200 (hgemm-bench --peak), the same as
+// scalar HFMA. Plain-register HFMA2s can also be issued to the tensor pipe (HFMA2.MMA in SASS),
+// which is how the chip reaches its 130.8 TFLOP/s fp16 CUDA-core peak. So here each value of A is
+// stored in shared memory already broadcast, as a half2 (a, a): no selector is needed, ptxas
+// splits the HFMA2s between the two pipes, and A costs two 128-bit loads per k instead of one.
+// Slices are BK = 16 deep (twice the seed's) so that each global load has more math to hide
+// behind. Same 128×128 block tile, 8×8 thread tile, padding and double buffering as rung 07.
 // Accumulating in half2 is the point, so this entry implements f16 accumulation only.
+#include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
+
+namespace hgemm::detail::cuda_t8x8_hfma2 {
+
+constexpr int BM = 128, BN = 128, BK = 16, TM = 8, TN = 8, OFFSET = 8;
+constexpr int THREADS = (BM / TM) * (BN / TN);  // 256
+constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;  // 8 halves each per slice
+constexpr int LDA_S = BM + OFFSET, LDB_S = BN + OFFSET;  // s_a rows in half2, s_b rows in halves
+constexpr int A_STAGE = BK * LDA_S, B_STAGE = BK * LDB_S;
+
+// Shared-memory index math: s_a[2][BK][BM + OFFSET] of half2 (a, a), transposed;
+// s_b[2][BK][BN + OFFSET] of halves. A offsets count half2, B offsets count halves.
+struct Smem {
+  __host__ __device__ static constexpr int a_row(int tid) { return tid / 2; }
+  __host__ __device__ static constexpr int a_k(int tid) { return (tid % 2) * A_PER; }
+  __host__ __device__ static constexpr int b_k(int tid) { return tid / (BN / B_PER); }
+  __host__ __device__ static constexpr int b_col(int tid) { return (tid % (BN / B_PER)) * B_PER; }
+  __host__ __device__ static constexpr int a_store(int buf, int tid, int i) {
+    return buf * A_STAGE + (a_k(tid) + i) * LDA_S + a_row(tid);
+  }
+  __host__ __device__ static constexpr int b_store(int buf, int tid) { return buf * B_STAGE + b_k(tid) * LDB_S + b_col(tid); }
+  __host__ __device__ static constexpr int a_read(int buf, int ty, int k) { return buf * A_STAGE + k * LDA_S + ty * TM; }
+  __host__ __device__ static constexpr int b_read(int buf, int tx, int k) { return buf * B_STAGE + k * LDB_S + tx * TN; }
+};
+
+}  // namespace hgemm::detail::cuda_t8x8_hfma2
+
+// Everything above is the layout, shared with the bank-conflict model (src/analysis), which
+// compiles it alone; everything below is the kernel.
+#ifndef HGEMM_LAYOUT_ONLY
 #include "common/accum.cuh"
 #include "common/epilogue.cuh"
 #include "common/launch.cuh"
@@ -14,38 +49,20 @@
 namespace hgemm::detail {
 namespace cuda_t8x8_hfma2 {
 
-constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, OFFSET = 8;
-constexpr int THREADS = (BM / TM) * (BN / TN);  // 256
-constexpr int LDA_S = BM + OFFSET, LDB_S = BN + OFFSET;
-constexpr int A_STAGE = BK * LDA_S, B_STAGE = BK * LDB_S;  // halves per buffer
-
-// Shared-memory index math (in halves): s_a[2][BK][BM + OFFSET] (transposed), s_b[2][BK][BN + OFFSET].
-struct Smem {
-  __host__ __device__ static constexpr int a_row(int tid) { return tid / 2; }
-  __host__ __device__ static constexpr int a_k(int tid) { return (tid % 2) * 4; }
-  __host__ __device__ static constexpr int b_k(int tid) { return tid / 32; }
-  __host__ __device__ static constexpr int b_col(int tid) { return (tid % 32) * 4; }
-  __host__ __device__ static constexpr int a_store(int buf, int tid, int i) {
-    return buf * A_STAGE + (a_k(tid) + i) * LDA_S + a_row(tid);
-  }
-  __host__ __device__ static constexpr int b_store(int buf, int tid) { return buf * B_STAGE + b_k(tid) * LDB_S + b_col(tid); }
-  __host__ __device__ static constexpr int a_read(int buf, int ty, int k) { return buf * A_STAGE + k * LDA_S + ty * TM; }
-  __host__ __device__ static constexpr int b_read(int buf, int tx, int k) { return buf * B_STAGE + k * LDB_S + tx * TN; }
-};
-
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
-  __shared__ alignas(16) __half s_a[2 * A_STAGE], s_b[2 * B_STAGE];
+  __shared__ alignas(16) __half2 s_a[2 * A_STAGE];
+  __shared__ alignas(16) __half s_b[2 * B_STAGE];
   const int tid = threadIdx.x, tx = tid % (BN / TN), ty = tid / (BN / TN);
   const TileOrigin tile = tile_origin<BM, BN>(p.n);
   const std::int64_t a_row = tile.row + Smem::a_row(tid), b_col = tile.col + Smem::b_col(tid);
   const std::int64_t slices = (p.k + BK - 1) / BK;
 
-  auto load_a = [&](std::int64_t s) { return load_row_segment<4>(p.a, p.lda, p.m, p.k, a_row, s * BK + Smem::a_k(tid)); };
-  auto load_b = [&](std::int64_t s) { return load_row_segment<4>(p.b, p.ldb, p.k, p.n, s * BK + Smem::b_k(tid), b_col); };
-  auto stash = [&](int buf, const Halves<4>& a, const Halves<4>& b) {
+  auto load_a = [&](std::int64_t s) { return load_row_segment<A_PER>(p.a, p.lda, p.m, p.k, a_row, s * BK + Smem::a_k(tid)); };
+  auto load_b = [&](std::int64_t s) { return load_row_segment<B_PER>(p.b, p.ldb, p.k, p.n, s * BK + Smem::b_k(tid), b_col); };
+  auto stash = [&](int buf, const Halves<A_PER>& a, const Halves<B_PER>& b) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) s_a[Smem::a_store(buf, tid, i)] = a.h[i];
-    st_vec<4>(&s_b[Smem::b_store(buf, tid)], b);
+    for (int i = 0; i < A_PER; ++i) s_a[Smem::a_store(buf, tid, i)] = __half2half2(a.h[i]);  // broadcast once here
+    st_vec<B_PER>(&s_b[Smem::b_store(buf, tid)], b);
   };
 
   __half2 acc[TM][TN / 2];
@@ -60,18 +77,19 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
     const int buf = static_cast<int>(s & 1);
     const bool has_next = s + 1 < slices;
     // In flight during the math below; past the last slice these are zeros and no loads.
-    const Halves<4> next_a = load_a(s + 1), next_b = load_b(s + 1);
+    const Halves<A_PER> next_a = load_a(s + 1);
+    const Halves<B_PER> next_b = load_b(s + 1);
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-      const Halves<TM> r_a = ld_vec<TM>(&s_a[Smem::a_read(buf, ty, k)]);
+      __half2 a2[TM];  // (a, a) for the thread's 8 rows: two 128-bit loads
+      st_vec<8>(reinterpret_cast<__half*>(&a2[0]), ld_vec<8>(reinterpret_cast<const __half*>(&s_a[Smem::a_read(buf, ty, k)])));
+      st_vec<8>(reinterpret_cast<__half*>(&a2[4]), ld_vec<8>(reinterpret_cast<const __half*>(&s_a[Smem::a_read(buf, ty, k) + 4])));
       const Halves<TN> r_b = ld_vec<TN>(&s_b[Smem::b_read(buf, tx, k)]);
       const __half2* b2 = reinterpret_cast<const __half2*>(r_b.h);
 #pragma unroll
-      for (int m = 0; m < TM; ++m) {
-        const __half2 a2 = __half2half2(r_a.h[m]);
+      for (int m = 0; m < TM; ++m)
 #pragma unroll
-        for (int n = 0; n < TN / 2; ++n) acc[m][n] = __hfma2(a2, b2[n], acc[m][n]);
-      }
+        for (int n = 0; n < TN / 2; ++n) acc[m][n] = __hfma2(a2[m], b2[n], acc[m][n]);
     }
     if (has_next) stash(buf ^ 1, next_a, next_b);
     __syncthreads();
@@ -92,10 +110,11 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 
 const KernelEntry& entry_cuda_t8x8_hfma2() {
   static const KernelEntry e{{"cuda.t8x8_hfma2", "cuda", 8,
-                              "packed half2 FMAs (HFMA2): two fp16 multiply-adds per instruction", 80, 0, kOpNN,
-                              kAccF16, 1, false},
+                              "A broadcast as half2 in shared memory: HFMA2 on both the FMA and the tensor pipe",
+                              80, 0, kOpNN, kAccF16, 1, false},
                              &cuda_t8x8_hfma2::launch, /*auto_priority=*/8};
   return e;
 }
 
 }  // namespace hgemm::detail
+#endif  // HGEMM_LAYOUT_ONLY
