@@ -4,6 +4,8 @@
 #   test      the CPU tests, then every GPU test (each registered kernel over the full case set)
 #   sanitize  compute-sanitizer memcheck and racecheck over a small-shape run of every kernel
 #   bench     hgemm-bench: the ladder suite, both accumulations (and 8192³ when HGEMM_CHECK_BIG=1)
+#   banks     ncu's shared-memory counters for every kernel at 2048³ (banks_ncu.csv), compared with
+#             the bank model by hgemm-banks (docs/bank-conflicts.md is generated from that CSV)
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
 # Environment:
 #   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench")
@@ -16,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-bench/out/gpu-check}}
 mkdir -p "$out"
-steps=${HGEMM_CHECK_STEPS:-build test sanitize bench}
+steps=${HGEMM_CHECK_STEPS:-build test sanitize bench banks}
 build=${HGEMM_BUILD_DIR:-build-gpu}
 log="$out/gpu-check.log"
 : >"$log"
@@ -100,6 +102,19 @@ if want bench; then
       --json "$out/bench-8192.json" ${HGEMM_BENCH_ARGS:-} >>"$out/bench.txt" 2>>"$log"
     summary+=("bench 8192: rc $?")
   fi
+fi
+
+if want banks; then
+  start=$(date +%s)
+  metrics=smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum
+  metrics=$metrics,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+  metrics=$metrics,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+  ncu --clock-control none --csv -k regex:kernel --metrics "$metrics" \
+    "$build/tools/hgemm-bench" --kernels 'cuda.*' --shapes 2048x2048x2048 --accum f16 --iters 1 --warmup 0 \
+    >"$out/banks_ncu.csv" 2>>"$log"
+  rc=$?
+  "$build/tools/hgemm-banks" --ncu-csv "$out/banks_ncu.csv" --shape 2048x2048x2048 >>"$log" 2>&1
+  summary+=("banks (ncu): rc $rc, hgemm-banks rc $?, $(( $(date +%s) - start )) s")
 fi
 
 echo
