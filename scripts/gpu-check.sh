@@ -4,6 +4,7 @@
 #   test      the CPU tests, then every GPU test (each registered kernel over the full case set)
 #   sanitize  compute-sanitizer memcheck and racecheck over a small-shape run of every kernel
 #   bench     hgemm-bench: the ladder suite, both accumulations (and 8192³ when HGEMM_CHECK_BIG=1)
+#   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   banks     ncu's shared-memory counters for every kernel at 2048³ (banks_ncu.csv), compared with
 #             the bank model by hgemm-banks (docs/bank-conflicts.md is generated from that CSV)
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
@@ -18,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-bench/out/gpu-check}}
 mkdir -p "$out"
-steps=${HGEMM_CHECK_STEPS:-build test sanitize bench banks}
+steps=${HGEMM_CHECK_STEPS:-build test sanitize bench banks python}
 build=${HGEMM_BUILD_DIR:-build-gpu}
 log="$out/gpu-check.log"
 : >"$log"
@@ -115,6 +116,19 @@ if want banks; then
   rc=$?
   "$build/tools/hgemm-banks" --ncu-csv "$out/banks_ncu.csv" --shape 2048x2048x2048 >>"$log" 2>&1
   summary+=("banks (ncu): rc $rc, hgemm-banks rc $?, $(( $(date +%s) - start )) s")
+fi
+
+if want python; then
+  start=$(date +%s)
+  if [ -d "$build/python/hgemm" ]; then
+    py_log=$(mktemp)
+    PYTHONPATH="$PWD/$build/python" python3 -m pytest -q -s tests/python >"$py_log" 2>&1
+    rc=$?
+    cat "$py_log" >>"$log"
+    summary+=("python: rc $rc, $(tail -1 "$py_log"), $(grep -o 'overhead [0-9.]* us' "$py_log" | head -1), $(( $(date +%s) - start )) s")
+  else
+    summary+=("python: not built (nanobind missing?)")
+  fi
 fi
 
 echo

@@ -1,0 +1,104 @@
+"""hgemm: half-precision matrix multiply kernels on any DLPack GPU array.
+
+    import torch, hgemm
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    c = hgemm.matmul(a, b)                       # fp32 accumulation, kernel "auto"
+    hgemm.matmul(a.T, b, out=c, kernel="cuda.t8x8_hfma2", accum="f16")  # a.T: no copy, op T
+
+Arrays are used where they lie: a row-major array with a padded row (stride > width) is a
+leading dimension, a transposed view is op T. torch and cupy inputs get a new array of their own
+kind when `out` is None; for other frameworks pass `out`.
+"""
+
+from ._hgemm import cpp_seconds_per_call as _cpp_seconds_per_call
+from ._hgemm import gemm as _gemm
+from ._hgemm import kernels as _kernels
+
+__all__ = ["matmul", "kernels"]
+
+
+def kernels():
+    """Every registered kernel: id, family, ladder position, summary, min_arch, ops, accums."""
+    return _kernels()
+
+
+def _framework(x):
+    return type(x).__module__.split(".")[0]
+
+
+def _default_stream(x):
+    """The caller's current stream for x's framework (torch, cupy), else the default stream."""
+    fw = _framework(x)
+    if fw == "torch" and getattr(x, "is_cuda", False):
+        import torch
+
+        return torch.cuda.current_stream(x.device).cuda_stream
+    if fw == "cupy":
+        import cupy
+
+        return cupy.cuda.get_current_stream().ptr
+    return 0
+
+
+def _new_like(x, shape):
+    fw = _framework(x)
+    if fw == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=torch.float16, device=x.device)
+    if fw == "cupy":
+        import cupy
+
+        with x.device:
+            return cupy.empty(shape, dtype=cupy.float16)
+    raise TypeError(f"hgemm.matmul cannot allocate a {type(x).__name__} array: pass out=")
+
+
+def _shape(x, name):
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        raise TypeError(f"{name} must be an array (torch, cupy, ...), got {type(x).__name__}")
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D, got {len(shape)}-D")
+    return tuple(int(s) for s in shape)
+
+
+_IDS = None
+
+
+def _check_kernel(kernel):
+    global _IDS
+    if _IDS is None:
+        _IDS = {k["id"] for k in _kernels()}
+    if kernel != "auto" and kernel not in _IDS:
+        raise ValueError(f"unknown kernel {kernel!r}: see hgemm.kernels()")
+
+
+def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", trans_a=False, trans_b=False,
+           stream=None):
+    """out = alpha · op(a) · op(b) + beta · out, with op(x) = x.T when trans_x, else x.
+
+    a, b, out: 2-D float16 GPU arrays (anything with __dlpack__). Returns out (a new array of a's
+    framework when out is None; beta must then be 0). accum: "f32" (default) or "f16". kernel:
+    an id from kernels() or "auto". stream: a cudaStream_t as an int; default: the current stream
+    of a's framework (torch, cupy), else the default stream.
+    Raises TypeError (not an array, wrong dtype, not on a GPU), ValueError (shapes, strides,
+    unknown or unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors).
+    """
+    if accum not in ("f16", "f32"):
+        raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
+    _check_kernel(kernel)
+    sa, sb = _shape(a, "a"), _shape(b, "b")
+    m, k = (sa[1], sa[0]) if trans_a else sa
+    kb, n = (sb[1], sb[0]) if trans_b else sb
+    if k != kb:
+        raise ValueError(f"shapes do not match: op(a) is {m}x{k} but op(b) is {kb}x{n}")
+    if out is None:
+        if beta != 0:
+            raise ValueError("beta != 0 reads out: pass out=")
+        out = _new_like(a, (m, n))
+    if stream is None:
+        stream = _default_stream(a)
+    _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
+    return out
