@@ -11,8 +11,10 @@ leading dimension, a transposed view is op T. torch and cupy inputs get a new ar
 kind when `out` is None; for other frameworks pass `out`.
 """
 
-from ._hgemm import cpp_seconds_per_call as _cpp_seconds_per_call
+import sys
+
 from ._hgemm import gemm as _gemm
+from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import kernels as _kernels
 
 __all__ = ["matmul", "kernels"]
@@ -27,13 +29,35 @@ def _framework(x):
     return type(x).__module__.split(".")[0]
 
 
+def _torch():
+    """torch if the caller has imported it (hgemm never imports a framework itself)."""
+    return sys.modules.get("torch")
+
+
+def _torch_view(torch, t):
+    """(data_ptr, rows, cols, stride0, stride1, device, is_float16) of a 2-D torch tensor: the fast
+    path, which skips building a DLPack capsule per array per call."""
+    rows, cols = t.shape
+    s0, s1 = t.stride()
+    return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), t.dtype is torch.float16)
+
+
+_RAW_STREAM = {}
+
+
+def _torch_stream(torch, device):
+    raw = _RAW_STREAM.get("fn")
+    if raw is None:  # torch._C._cuda_getCurrentRawStream: the stream handle without a Stream object
+        raw = _RAW_STREAM["fn"] = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return raw(device)
+
+
 def _default_stream(x):
     """The caller's current stream for x's framework (torch, cupy), else the default stream."""
     fw = _framework(x)
     if fw == "torch" and getattr(x, "is_cuda", False):
-        import torch
-
-        return torch.cuda.current_stream(x.device).cuda_stream
+        return _torch_stream(_torch(), x.get_device())
     if fw == "cupy":
         import cupy
 
@@ -86,9 +110,14 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", t
     Raises TypeError (not an array, wrong dtype, not on a GPU), ValueError (shapes, strides,
     unknown or unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors).
     """
-    if accum not in ("f16", "f32"):
+    if accum != "f32" and accum != "f16":
         raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
-    _check_kernel(kernel)
+    if kernel != "auto":
+        _check_kernel(kernel)
+    torch = _torch()
+    if (torch is not None and type(a) is torch.Tensor and type(b) is torch.Tensor and a.dim() == 2
+            and b.dim() == 2 and (out is None or (type(out) is torch.Tensor and out.dim() == 2))):
+        return _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
     sa, sb = _shape(a, "a"), _shape(b, "b")
     m, k = (sa[1], sa[0]) if trans_a else sa
     kb, n = (sb[1], sb[0]) if trans_b else sb
@@ -101,4 +130,19 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", t
     if stream is None:
         stream = _default_stream(a)
     _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
+    return out
+
+
+def _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream):
+    va, vb = _torch_view(torch, a), _torch_view(torch, b)
+    if out is None:
+        m = va[2] if trans_a else va[1]
+        n = vb[1] if trans_b else vb[2]
+        if beta != 0:
+            raise ValueError("beta != 0 reads out: pass out=")
+        out = torch.empty((m, n), dtype=torch.float16, device=a.device)
+    if stream is None:
+        stream = _torch_stream(torch, va[5]) if va[5] >= 0 else 0
+    _gemm_views(va, vb, _torch_view(torch, out), float(alpha), float(beta), accum, kernel, bool(trans_a),
+                bool(trans_b), int(stream))
     return out
