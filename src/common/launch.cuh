@@ -44,6 +44,21 @@ Status tile_grid(const Problem& p, dim3* grid, std::string* message) {
 }
 
 /// The status of the launch just made.
+inline Status launch_status(std::string* message);
+
+/// Launches one `block`-sized thread block per BM×BN tile of C, running the kernel that
+/// `kernel_for(TypeTag<Acc>{})` returns for the problem's accumulator type Acc.
+template <int BM, int BN, typename KernelFor>
+Status launch_per_tile(const Problem& p, dim3 block, cudaStream_t stream, std::string* message, KernelFor kernel_for) {
+  dim3 grid;
+  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
+  return dispatch_accum(p, [&](auto acc) {
+    kernel_for(acc)<<<grid, block, 0, stream>>>(p);
+    return launch_status(message);
+  });
+}
+
+/// The status of the launch just made.
 inline Status launch_status(std::string* message) {
   cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess) return Status::Success;

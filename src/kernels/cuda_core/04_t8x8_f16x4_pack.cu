@@ -65,12 +65,8 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  dim3 grid;
-  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
-  return dispatch_accum(p, [&](auto acc) {
-    kernel<typename decltype(acc)::type><<<grid, THREADS, 0, stream>>>(p);
-    return launch_status(message);
-  });
+  return launch_per_tile<BM, BN>(p, THREADS, stream, message,
+                                 [](auto acc) { return kernel<typename decltype(acc)::type>; });
 }
 
 }  // namespace cuda_t8x8_f16x4_pack

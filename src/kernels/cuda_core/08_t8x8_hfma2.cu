@@ -107,10 +107,7 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  dim3 grid;
-  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
-  kernel<<<grid, THREADS, 0, stream>>>(p);
-  return launch_status(message);
+  return launch_per_tile<BM, BN>(p, THREADS, stream, message, [](auto) { return kernel; });  // f16 only
 }
 
 }  // namespace cuda_t8x8_hfma2
