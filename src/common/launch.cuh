@@ -44,7 +44,12 @@ Status tile_grid(const Problem& p, dim3* grid, std::string* message) {
 }
 
 /// The status of the launch just made.
-inline Status launch_status(std::string* message);
+inline Status launch_status(std::string* message) {
+  cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return Status::Success;
+  *message = std::string("kernel launch failed: ") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err);
+  return Status::CudaError;
+}
 
 /// Launches one `block`-sized thread block per BM×BN tile of C, running the kernel that
 /// `kernel_for(TypeTag<Acc>{})` returns for the problem's accumulator type Acc.
@@ -56,14 +61,6 @@ Status launch_per_tile(const Problem& p, dim3 block, cudaStream_t stream, std::s
     kernel_for(acc)<<<grid, block, 0, stream>>>(p);
     return launch_status(message);
   });
-}
-
-/// The status of the launch just made.
-inline Status launch_status(std::string* message) {
-  cudaError_t err = cudaGetLastError();
-  if (err == cudaSuccess) return Status::Success;
-  *message = std::string("kernel launch failed: ") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err);
-  return Status::CudaError;
 }
 
 }  // namespace hgemm::detail

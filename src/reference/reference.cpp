@@ -1,5 +1,7 @@
 #include "reference/reference.h"
 
+#include "reference/random.h"
+
 #include <algorithm>
 #include <cmath>
 #include <thread>
@@ -7,13 +9,6 @@
 namespace hgemm::ref {
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Runs body(begin, end) over [0, count) split across the machine's cores.
 template <typename Body>
@@ -64,10 +59,8 @@ double dot(const double* x, const double* y, std::int64_t k) {
 }  // namespace
 
 float random_value(std::uint64_t seed, std::uint64_t index, Fill fill) {
-  const std::uint64_t bits = splitmix64(seed * 0x632BE59BD9B4E019ull + index);
-  if (fill == Fill::SmallInts) return static_cast<float>(static_cast<int>(bits % 5) - 2);
-  const double u = static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
-  return static_cast<float>(2.0 * u - 1.0);
+  if (fill == Fill::SmallInts) return static_cast<float>(static_cast<int>(random_bits(seed, index) % 5) - 2);
+  return static_cast<float>(random_uniform(seed, index));
 }
 
 void fill_random(__half* data, std::size_t count, std::uint64_t seed, Fill fill) {

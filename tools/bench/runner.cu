@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include "reference/random.h"
+
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -31,19 +33,10 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-__device__ std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Uniform values in [-1, 1): random, never zero-filled (zeros run faster on a power-capped GPU).
 __global__ void fill_uniform(__half* p, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    const double u = static_cast<double>(splitmix64(seed * 0x632BE59BD9B4E019ull + i) >> 11) * (1.0 / 9007199254740992.0);
-    p[i] = __float2half(static_cast<float>(2.0 * u - 1.0));
-  }
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = __float2half(static_cast<float>(ref::random_uniform(seed, i)));
 }
 
 // out[0] = max |c − ref| (NaN and Inf count as +inf), out[1] = max |ref|; floats ≥ 0 compare as ints.
