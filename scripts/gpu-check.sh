@@ -4,6 +4,8 @@
 #   test      the CPU tests, then every GPU test (each registered kernel over the full case set)
 #   sanitize  compute-sanitizer memcheck and racecheck over a small-shape run of every kernel
 #   bench     hgemm-bench: the ladder suite, both accumulations (and 8192³ when HGEMM_CHECK_BIG=1)
+#   sm90      hgemm-bench of the Hopper rungs against cuBLAS: 4096³, 8192³ (and 16384³ when
+#             HGEMM_CHECK_BIG=1) for op nn and nt, then the llm suite (bench-sm90.json, bench-llm.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   banks     ncu's shared-memory counters for every kernel at 2048³ (banks_ncu.csv), compared with
 #             the bank model by hgemm-banks (docs/bank-conflicts.md is generated from that CSV)
@@ -13,6 +15,8 @@
 #   HGEMM_CUDA_ARCHS    architectures to compile (default: the GPU's own, 90a on an H100/H200)
 #   HGEMM_BUILD_DIR     build folder (default build-gpu)
 #   HGEMM_BENCH_ARGS    extra hgemm-bench arguments (e.g. --kernels 'cuda.*')
+#   HGEMM_TEST_FILTER   gtest filter of the GPU test run (default: all)
+#   HGEMM_TEST_TIMEOUT  seconds allowed to the GPU test run (default 900)
 #   HGEMM_SANITIZE_FILTER  gtest filter of the sanitizer runs (default: every kernel family but cuBLAS)
 #   HGEMM_SANITIZE_TIMEOUT seconds allowed to each sanitizer run (default 300)
 set -uo pipefail
@@ -73,7 +77,9 @@ if want test; then
   rc_cpu=$?
   summary+=("cpu tests: rc $rc_cpu, $(gtest_result "$cpu_log")")
   cat "$cpu_log" >>"$log"
-  "$build/tests/hgemm_gpu_tests" --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
+  # Not brief: after a hang (killed by the timeout) the log's last line names the test.
+  timeout "${HGEMM_TEST_TIMEOUT:-900}" "$build/tests/hgemm_gpu_tests" --gtest_filter="${HGEMM_TEST_FILTER:-*}" \
+    >"$out/gpu_tests.log" 2>&1
   rc=$?
   summary+=("gpu tests: rc $rc, $(gtest_result "$out/gpu_tests.log"), $(( $(date +%s) - start )) s")
   grep -E "FAILED|Failure|error" "$out/gpu_tests.log" | head -40
@@ -105,6 +111,24 @@ if want bench; then
   fi
 fi
 
+if want sm90; then
+  shapes=4096x4096x4096,8192x8192x8192
+  [ "${HGEMM_CHECK_BIG:-0}" = 1 ] && shapes=$shapes,16384x16384x16384
+  : >"$out/bench-sm90.txt"
+  rm -f "$out/bench-sm90.json"
+  for op in nn nt; do
+    # shellcheck disable=SC2086
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_KERNELS:-sm90.*}" --shapes "$shapes" --op $op --accum both \
+      --json "$out/bench-sm90-$op.json" >>"$out/bench-sm90.txt" 2>>"$log"
+    summary+=("bench sm90 $op: rc $?")
+  done
+  if [ "${HGEMM_CHECK_LLM:-1}" = 1 ]; then
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-sm90.wgmma_tma_ws_persistent}" --suite llm --op nt \
+      --accum both --json "$out/bench-llm.json" >>"$out/bench-sm90.txt" 2>>"$log"
+    summary+=("bench llm: rc $?")
+  fi
+fi
+
 if want banks; then
   start=$(date +%s)
   metrics=smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum
@@ -133,6 +157,7 @@ fi
 
 echo
 [ -f "$out/bench.txt" ] && cat "$out/bench.txt"
+[ -f "$out/bench-sm90.txt" ] && cat "$out/bench-sm90.txt"
 echo
 echo "== gpu-check summary ($gpu)"
 printf '  %s\n' "${summary[@]}" | tee -a "$log"

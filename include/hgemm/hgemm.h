@@ -101,4 +101,10 @@ Status gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, fl
             const __half* a, std::int64_t lda, const __half* b, std::int64_t ldb, float beta,
             __half* c, std::int64_t ldc, const GemmOptions& options = {});
 
+/// Kernels that cannot read an operand in place (the sm90 family when a pointer is not 16-byte
+/// aligned or a leading dimension not a multiple of 8) copy it into workspace taken from a
+/// private, stream-ordered CUDA memory pool of the current device: it is reused from call to call
+/// (no cudaMalloc on the hot path) and kept until this call gives its unused memory back.
+Status release_workspace();
+
 }  // namespace hgemm

@@ -57,13 +57,13 @@ Status launch_acc32(const Problem& p, cudaStream_t stream, std::string* message)
 }
 
 // cublasGemmEx takes 32-bit sizes and leading dimensions.
-bool fits_int32(const Problem& p, std::string* why) {
+Status fits_int32(const Problem& p, std::string* why) {
   for (std::int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc})
     if (v > INT_MAX) {
       *why = "cuBLAS takes 32-bit sizes and leading dimensions; " + std::to_string(v) + " does not fit";
-      return false;
+      return Status::ProblemTooLarge;
     }
-  return true;
+  return Status::Success;
 }
 
 }  // namespace

@@ -15,6 +15,10 @@ const std::vector<const KernelEntry*>& registry() {
       &entry_cuda_t8x8_f16x8_pack_bcf(),
       &entry_cuda_t8x8_f16x8_pack_bcf_dbuf(),
       &entry_cuda_t8x8_hfma2(),
+      // Hopper: wgmma, TMA, mbarrier pipelines, warp specialisation, persistence, clusters.
+      &entry_sm90_wgmma_tma(),
+      &entry_sm90_wgmma_tma_ws(),
+      &entry_sm90_wgmma_tma_ws_persistent(),
       // Baselines.
       &entry_cublas_acc16(),
       &entry_cublas_acc32(),
@@ -66,8 +70,7 @@ Status check_supported(const KernelEntry& entry, const Problem& p, int cc, std::
       return Status::Misaligned;
     }
   }
-  if (entry.extra_check && !entry.extra_check(p, why)) return Status::ProblemTooLarge;
-  return Status::Success;
+  return entry.extra_check ? entry.extra_check(p, why) : Status::Success;
 }
 
 }  // namespace hgemm::detail

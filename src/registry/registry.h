@@ -16,9 +16,9 @@ namespace hgemm::detail {
 /// KernelInfo. Returns the status of the launch; `message` gets details on failure.
 using LaunchFn = Status (*)(const Problem& p, cudaStream_t stream, std::string* message);
 
-/// An optional extra test beyond the KernelInfo fields (e.g. a size limit); returns false and
-/// fills `why` when the problem cannot run.
-using ExtraCheckFn = bool (*)(const Problem& p, std::string* why);
+/// An optional extra test beyond the KernelInfo fields (e.g. a size limit or a build option);
+/// returns Success, or the reason the problem cannot run with `why` filled.
+using ExtraCheckFn = Status (*)(const Problem& p, std::string* why);
 
 struct KernelEntry {
   KernelInfo info;
@@ -46,6 +46,9 @@ const KernelEntry& entry_cuda_t8x8_f16x4_bcf();
 const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf();
 const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf_dbuf();
 const KernelEntry& entry_cuda_t8x8_hfma2();
+const KernelEntry& entry_sm90_wgmma_tma();
+const KernelEntry& entry_sm90_wgmma_tma_ws();
+const KernelEntry& entry_sm90_wgmma_tma_ws_persistent();
 const KernelEntry& entry_cublas_acc16();
 const KernelEntry& entry_cublas_acc32();
 

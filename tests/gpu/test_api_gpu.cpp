@@ -22,12 +22,19 @@ std::string resolve(Op oa, Op ob, Accum acc, std::int64_t m, std::int64_t n, std
   return id;
 }
 
-// The documented "auto" rule: the supporting non-baseline entry with the highest priority.
+// The documented "auto" rule: the supporting non-baseline entry with the highest priority — the
+// top Hopper rung on an sm_90 GPU (when the build holds sm_90a code), else the CUDA-core ladder.
 TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
-  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()), "cuda.t8x8_hfma2");
-  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()), "cuda.t8x8_f16x8_pack_bcf_dbuf");
-  EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()), "cuda.sliced_k");
+  GemmOptions probe;
+  probe.kernel = "sm90.wgmma_tma_ws_persistent";
+  const bool hopper = resolve_kernel(Op::N, Op::N, 64, 64, 64, a.get(), 64, b.get(), 64, c.get(), 64, probe,
+                                     nullptr) == Status::Success;
+  const std::string top = "sm90.wgmma_tma_ws_persistent";
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()), hopper ? top : "cuda.t8x8_hfma2");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()),
+            hopper ? top : "cuda.t8x8_f16x8_pack_bcf_dbuf");
+  EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()), hopper ? top : "cuda.sliced_k");
 }
 
 TEST_F(ApiGpu, AutoNeverPicksAnEntryThatRefusesTheProblem) {

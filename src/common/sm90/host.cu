@@ -1,0 +1,198 @@
+#include "common/sm90/host.h"
+
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "common/launch.cuh"
+#include "common/sm90/tile.cuh"
+
+namespace hgemm::detail::sm90 {
+namespace {
+
+// The driver's encoder, found through the runtime (no link against libcuda).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+bool tma_readable(const __half* ptr, std::int64_t ld) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 8 == 0;
+}
+
+// Copies rows × width halves from (src, ld) to (dst, dst_ld); each thread writes 8 halves
+// with one 16-byte store (dst_ld is a multiple of 8 and dst 16-byte aligned).
+__global__ void repack_kernel(const __half* src, std::int64_t ld, __half* dst, std::int64_t dst_ld, std::int64_t rows,
+                              std::int64_t width) {
+  const std::int64_t groups = dst_ld / 8;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < rows * groups;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t r = i / groups, c0 = (i % groups) * 8;
+    alignas(16) __half v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = c0 + j < width ? src[r * ld + c0 + j] : __ushort_as_half(0);
+    *reinterpret_cast<uint4*>(dst + r * dst_ld + c0) = *reinterpret_cast<const uint4*>(v);
+  }
+}
+
+__global__ void scale_c_kernel(Problem p) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < p.m * p.n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    __half* c = p.c + (i / p.n) * p.ldc + i % p.n;
+    *c = p.beta == 0.f ? __ushort_as_half(0) : __float2half_rn(p.beta * __half2float(*c));
+  }
+}
+
+unsigned grid_for(std::int64_t items) {
+  const std::int64_t blocks = (items + 255) / 256;
+  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks > 0 ? blocks : 1) : 65535 * 16);
+}
+
+// One operand as stored: rows × width halves with leading dimension ld.
+struct Stored {
+  const __half* ptr;
+  std::int64_t ld, rows, width;
+};
+
+Status readable_copy(Stored* op, StreamWorkspace& workspace, cudaStream_t stream, std::string* message) {
+  if (tma_readable(op->ptr, op->ld)) return Status::Success;
+  const std::int64_t dst_ld = (op->width + 7) / 8 * 8;
+  void* dst = nullptr;
+  if (Status s = workspace.allocate(static_cast<std::size_t>(op->rows * dst_ld) * sizeof(__half), &dst, message);
+      s != Status::Success)
+    return s;
+  repack_kernel<<<grid_for(op->rows * dst_ld / 8), 256, 0, stream>>>(op->ptr, op->ld, static_cast<__half*>(dst), dst_ld,
+                                                                     op->rows, op->width);
+  if (Status s = launch_status(message); s != Status::Success) return s;
+  op->ptr = static_cast<const __half*>(dst);
+  op->ld = dst_ld;
+  return Status::Success;
+}
+
+// A 128B-swizzled map of a row-major rows × width matrix of halves, with a box_w × box_h box.
+Status encode_box(CUtensorMap* map, const __half* ptr, std::int64_t width, std::int64_t rows, std::int64_t ld,
+                  int box_w, int box_h, std::string* message) {
+  auto encoder = tensor_map_encoder();
+  if (!encoder) {
+    *message = "the CUDA driver has no cuTensorMapEncodeTiled (driver too old for TMA)";
+    return Status::CudaError;
+  }
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(width), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(__half)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_w), static_cast<cuuint32_t>(box_h)};
+  const cuuint32_t unit[2] = {1, 1};
+  CUresult r = encoder(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half*>(ptr), dims, strides, box, unit,
+                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    *message = "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r));
+    return Status::CudaError;
+  }
+  return Status::Success;
+}
+
+// The map of one operand: inner dimension = the stored width, outer = the stored rows. The box
+// is one 128-byte row deep in the inner dimension; K-major operands take `rows` rows per box,
+// MN-major ones 64 k-rows (a [64 k][64 mn] block).
+Status encode(CUtensorMap* map, const Stored& op, bool mn_major, int rows, std::string* message) {
+  return encode_box(map, op.ptr, op.width, op.rows, op.ld, 64, mn_major ? BK : rows, message);
+}
+
+}  // namespace
+
+Status supports(const Problem& p, std::string* why) {
+#ifndef HGEMM_HAS_SM90A
+  if (p.m >= 0) {  // always; keeps the code below reachable for the compiler
+    *why = "this build of hgemm has no sm_90a code (add 90a to HGEMM_CUDA_ARCHS)";
+    return Status::UnsupportedArch;
+  }
+#endif
+  // TMA coordinates are 32-bit signed, its strides below 2^40 bytes; tile counts fit an int.
+  const std::int64_t limit = INT_MAX - 512;
+  if (p.m > limit || p.n > limit || p.k > limit || ((p.m + 127) / 128) * ((p.n + 127) / 128) > INT_MAX) {
+    *why = "the sm90 kernels need M, N, K below 2^31 - 512 and fewer than 2^31 tiles of 128x128";
+    return Status::ProblemTooLarge;
+  }
+  if (p.lda > (std::int64_t(1) << 38) || p.ldb > (std::int64_t(1) << 38)) {
+    *why = "the sm90 kernels need lda and ldb below 2^38";
+    return Status::ProblemTooLarge;
+  }
+  return Status::Success;
+}
+
+Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& workspace, cudaStream_t stream,
+                           OperandMaps* maps, EpilogueMode* mode, std::string* message) {
+  mode->pairs_aligned = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 4 == 0;
+  mode->tma_store = shape.c_tma_store && p.beta == 0.f && tma_readable(p.c, p.ldc);
+  if (mode->tma_store) {
+    if (Status s = encode_box(&maps->c, p.c, p.n, p.m, p.ldc, kCChunkCols, 64, message); s != Status::Success) return s;
+  }
+  Stored a{p.a, p.lda, a_mn_major(p) ? p.k : p.m, a_mn_major(p) ? p.m : p.k};
+  Stored b{p.b, p.ldb, b_mn_major(p) ? p.k : p.n, b_mn_major(p) ? p.n : p.k};
+  if (Status s = readable_copy(&a, workspace, stream, message); s != Status::Success) return s;
+  if (Status s = readable_copy(&b, workspace, stream, message); s != Status::Success) return s;
+  if (Status s = encode(&maps->a, a, a_mn_major(p), shape.bm / shape.a_parts, message); s != Status::Success) return s;
+  return encode(&maps->b, b, b_mn_major(p), shape.bn / shape.b_parts, message);
+}
+
+Status scale_c(const Problem& p, cudaStream_t stream, std::string* message) {
+  scale_c_kernel<<<grid_for(p.m * p.n), 256, 0, stream>>>(p);
+  return launch_status(message);
+}
+
+Status set_smem_limit(const void* kernel, int bytes, std::string* message) {
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+      err != cudaSuccess) {
+    cudaGetLastError();
+    *message = "cannot allow " + std::to_string(bytes) + " bytes of shared memory: " + cudaGetErrorString(err);
+    return Status::CudaError;
+  }
+  return Status::Success;
+}
+
+}  // namespace hgemm::detail::sm90
+
+namespace hgemm::detail::sm90 {
+
+unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, unsigned> cache;
+  int device = 0;
+  cudaGetDevice(&device);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find({kernel, device});
+  if (it != cache.end()) return it->second;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(cluster);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = smem_bytes;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); err != cudaSuccess || clusters < 1) {
+    cudaGetLastError();
+    *message = std::string("cannot place a cluster of ") + std::to_string(cluster) + " CTAs: " +
+               (err != cudaSuccess ? cudaGetErrorString(err) : "occupancy is 0");
+    return 0;
+  }
+  return cache[{kernel, device}] = static_cast<unsigned>(clusters);
+}
+
+}  // namespace hgemm::detail::sm90

@@ -1,0 +1,158 @@
+// The shared-memory side of one operand tile of the sm90 kernels, and the accumulator epilogue.
+//
+// A k-slice is BK = 64 halves deep: exactly one 128-byte row of the TMA's 128B swizzle, so every
+// tile is a stack of 1 KiB swizzle atoms (8 rows × 128 bytes) and wgmma reads it without bank
+// conflicts. An operand is either
+//   K-major  (A with op N, B with op T): the tile is ROWS rows of 64 k-values; one TMA box.
+//   MN-major (A with op T, B with op N): the tile is ROWS/64 blocks of [64 k][64 m-or-n]; one TMA
+//            box per block; wgmma reads it with its transpose bit set.
+// The matching tensor maps are built on the host (host.h: tile_box).
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "common/problem.h"
+#include "common/sm90/ptx.cuh"
+
+namespace hgemm::detail::sm90 {
+
+constexpr int BK = 64;            // k-values per slice: one 128-byte swizzle row
+constexpr int kSwizzleRow = 128;  // bytes
+constexpr int kAtomBytes = 1024;  // 8 swizzled rows
+
+template <bool MN_MAJOR, int ROWS>
+struct OperandTile {
+  static_assert(ROWS % 64 == 0, "tiles are whole 64-row wgmma blocks");
+  static constexpr int kBytes = ROWS * BK * 2;
+  static constexpr int kBlockBytes = 64 * BK * 2;  // MN-major: one [64 k][64 mn] block
+  static constexpr int kTranspose = MN_MAJOR ? 1 : 0;
+
+  /// Loads part `part` of `parts` of the tile whose first row (m or n) is row0 and first k is
+  /// k0 into `dst`, multicast to the cluster CTAs in `mask` (0: this CTA only).
+  __device__ static void load(std::uint8_t* dst, const CUtensorMap* map, int row0, int k0, std::uint64_t* bar,
+                              int part = 0, int parts = 1, std::uint16_t mask = 0) {
+    if constexpr (!MN_MAJOR) {
+      const int rows = ROWS / parts;
+      issue(dst + part * rows * kSwizzleRow, map, k0, row0 + part * rows, bar, mask);
+    } else {
+      const int blocks = ROWS / 64 / parts;
+      for (int j = part * blocks; j < (part + 1) * blocks; ++j) issue(dst + j * kBlockBytes, map, row0 + 64 * j, k0, bar, mask);
+    }
+  }
+
+  /// Descriptor of the 64-or-more-row sub-tile starting at row `row` (a multiple of 64), for the
+  /// k16 step `kk` (0..3) of the slice.
+  __device__ static std::uint64_t desc(const std::uint8_t* base, int row, int kk) {
+    if constexpr (!MN_MAJOR)  // rows of 128 B; the k16 step moves 32 B inside the swizzled row
+      return smem_desc_sw128(base + row * kSwizzleRow + kk * 32, 16, kAtomBytes);
+    else  // 64-wide blocks kBlockBytes apart; the k16 step moves 16 rows of 128 B
+      return smem_desc_sw128(base + (row / 64) * kBlockBytes + kk * 16 * kSwizzleRow, kBlockBytes, kAtomBytes);
+  }
+
+ private:
+  __device__ static void issue(std::uint8_t* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar,
+                               std::uint16_t mask) {
+    if (mask)
+      tma_load_multicast(dst, map, x, y, bar, mask);
+    else
+      tma_load(dst, map, x, y, bar);
+  }
+};
+
+// ------------------------------------------------------------------ epilogue
+/// How a kernel writes C: `pairs_aligned` — C's rows take 4-byte stores of column pairs (even
+/// ldc, 4-byte-aligned C); `tma_store` — C is staged in shared memory and stored by TMA (C
+/// 16-byte aligned, ldc a multiple of 8, beta = 0; the map clips ragged edges).
+struct EpilogueMode {
+  bool pairs_aligned = false;
+  bool tma_store = false;
+};
+
+/// C = alpha·(v0, v1) + beta·C at (row, col), (row, col + 1), skipping what lies outside C.
+/// `pair_ok`: C's rows allow 4-byte stores (even ldc, 4-byte-aligned C); col is always even.
+__device__ __forceinline__ void store_pair(const Problem& p, std::int64_t row, std::int64_t col, float v0, float v1,
+                                           bool pair_ok) {
+  if (row >= p.m || col >= p.n) return;
+  __half* c = p.c + row * p.ldc + col;
+  const bool both = col + 1 < p.n;
+  v0 *= p.alpha, v1 *= p.alpha;
+  if (both && pair_ok) {
+    if (p.beta != 0.f) {
+      const float2 old = __half22float2(*reinterpret_cast<const __half2*>(c));
+      v0 = fmaf(p.beta, old.x, v0), v1 = fmaf(p.beta, old.y, v1);
+    }
+    *reinterpret_cast<__half2*>(c) = __floats2half2_rn(v0, v1);
+    return;
+  }
+  if (p.beta != 0.f) v0 = fmaf(p.beta, __half2float(c[0]), v0);
+  c[0] = __float2half_rn(v0);
+  if (both) {
+    if (p.beta != 0.f) v1 = fmaf(p.beta, __half2float(c[1]), v1);
+    c[1] = __float2half_rn(v1);
+  }
+}
+
+__device__ __forceinline__ float2 accumulator_pair(const float* d, int q) { return make_float2(d[2 * q], d[2 * q + 1]); }
+__device__ __forceinline__ float2 accumulator_pair(const std::uint32_t* d, int q) {
+  __half2 h;
+  *reinterpret_cast<std::uint32_t*>(&h) = d[q];
+  return __half22float2(h);
+}
+
+/// Writes one warpgroup's m64nN wgmma accumulators, whose tile starts at (row0, col0) of C.
+/// Fragment layout (PTX ISA, wgmma D for m64nNk16): warp w of the group owns rows 16w..16w+15;
+/// lane l holds, for each 8-column block j, the pairs at row 16w + l/4 (+ 8) and columns
+/// 8j + 2(l%4), +1 — pair q = 2j + (0 or 1 for the +8 row).
+template <int N, typename Reg>
+__device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_t row0, std::int64_t col0, const Reg* d,
+                                                   bool pair_ok) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
+  if (row >= p.m) return;  // and so is row + 8
+#pragma unroll
+  for (int q = 0; q < N / 4; ++q) {
+    const float2 v = accumulator_pair(d, q);
+    store_pair(p, row + (q % 2) * 8, col + (q / 2) * 8, v.x, v.y, pair_ok);
+  }
+}
+
+/// A C chunk staged for one TMA store: 64 rows × 64 columns of halves, rows of 128 bytes with
+/// the 128B swizzle of the C map (16-byte unit u of row r sits at u ^ (r % 8)), so that the eight
+/// rows a warp writes at once fall in different banks.
+constexpr int kCChunkCols = 64, kCChunkBytes = 64 * kCChunkCols * 2;
+
+/// Writes alpha × columns [64j, 64j + 64) of one warpgroup's m64nN accumulators into `chunk`.
+template <int N, typename Reg>
+__device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d, int j, float alpha) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+#pragma unroll
+  for (int u = 0; u < 8; ++u)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float2 v = accumulator_pair(d, 2 * (8 * j + u) + h);
+      const int r = warp * 16 + lane / 4 + 8 * h;
+      *reinterpret_cast<__half2*>(chunk + r * kSwizzleRow + ((u ^ (r % 8)) * 16) + 4 * (lane % 4)) =
+          __floats2half2_rn(alpha * v.x, alpha * v.y);
+    }
+}
+
+/// Explicit zeros for the accumulators, fenced so that the first wgmma sees them.
+template <typename Reg, int R>
+__device__ __forceinline__ void zero_accumulators(Reg (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    d[i] = Reg(0);
+    fence_operand(d[i]);
+  }
+}
+
+/// Orders the accumulators after the wgmma_wait that completed them.
+template <typename Reg, int R>
+__device__ __forceinline__ void fence_accumulators(Reg (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) fence_operand(d[i]);
+}
+
+}  // namespace hgemm::detail::sm90

@@ -1,0 +1,182 @@
+// 03_wgmma_tma_ws_persistent.cu — sm90.wgmma_tma_ws_persistent
+// Adds over 02_wgmma_tma_ws: a persistent grid, clusters with TMA multicast, and an L2-aware
+// tile order.
+//  * Persistent: as many CTAs as fit at once (one per SM), each looping over tiles. The producer
+//    never stops at a tile's end: while the consumers write one tile's C, it is already filling
+//    the ring with the next tile's slices, so the epilogue overlaps the loads, and no CTA pays a
+//    launch or a prologue per tile.
+//  * Clusters of 2 CTAs on vertically adjacent tiles (same columns of C): both need the same B
+//    slice, so each CTA loads half of it and the copy engine multicasts the half into both CTAs'
+//    shared memory. B's traffic from L2 halves. A slot is free again only when the consumers of
+//    both CTAs are done with it, so every consumer warp arrives on the empty barrier of each CTA.
+//  * Grouped raster: clusters walk C in groups of GROUP cluster-rows, column after column, so the
+//    tiles in flight at any time share few rows of A and columns of B and those stay in L2.
+#include "common/sm90/launch.cuh"
+#include "common/sm90/tile.cuh"
+#include "common/sm90/wgmma_ops.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace sm90_wgmma_tma_ws_persistent {
+
+using namespace sm90;
+constexpr int BM = 128, BN = 256, STAGES = 4, CONSUMERS = 2, THREADS = 128 * (1 + CONSUMERS);
+constexpr int CLUSTER = 2, GROUP = 8;
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+
+/// Tile order: cluster tile L (CLUSTER×BM rows by BN columns) → the (m0, n0) of CTA `rank`.
+struct Schedule {
+  int cluster_rows, tiles_n, total;
+
+  __host__ __device__ explicit Schedule(const Problem& p)
+      : cluster_rows(static_cast<int>((p.m + CLUSTER * BM - 1) / (CLUSTER * BM))),
+        tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
+        total(cluster_rows * tiles_n) {}
+
+  __device__ void tile(int L, int rank, int* m0, int* n0) const {
+    const int per_group = GROUP * tiles_n, first_row = L / per_group * GROUP;
+    const int rows = min(GROUP, cluster_rows - first_row), r = L % per_group;
+    *m0 = ((first_row + r % rows) * CLUSTER + rank) * BM;
+    *n0 = (r / rows) * BN;
+  }
+};
+
+template <bool A_MN, bool B_MN, typename Acc>
+struct Kernel {
+  using TileA = OperandTile<A_MN, BM>;
+  using TileB = OperandTile<B_MN, BN>;
+  using Mma = WgmmaOp<BN, Acc>;
+  struct Stage {
+    alignas(1024) std::uint8_t a[TileA::kBytes];
+    alignas(1024) std::uint8_t b[TileB::kBytes];
+  };
+  struct Smem {
+    Stage stage[STAGES];
+    alignas(1024) std::uint8_t c_chunk[CONSUMERS][2][kCChunkBytes];  // double-buffered, per consumer
+    std::uint64_t full[STAGES], empty[STAGES];
+  };
+  static constexpr int kSmemBytes = sizeof(Smem) + 1024;  // + room to align the base to 1 KiB
+  static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
+
+  static __device__ void produce(Smem& s, const Schedule& sched, const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                 int slices, int rank) {
+    int it = 0;  // slices issued so far, over all tiles: the ring position
+    for (int L = blockIdx.x / CLUSTER; L < sched.total; L += gridDim.x / CLUSTER) {
+      int m0, n0;
+      sched.tile(L, rank, &m0, &n0);
+      for (int kt = 0; kt < slices; ++kt, ++it) {
+        const int slot = it % STAGES;
+        mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
+        mbar_arrive_expect_tx(&s.full[slot], TileA::kBytes + TileB::kBytes);
+        TileA::load(s.stage[slot].a, map_a, m0, kt * BK, &s.full[slot]);
+        TileB::load(s.stage[slot].b, map_b, n0, kt * BK, &s.full[slot], rank, CLUSTER, (1u << CLUSTER) - 1);
+      }
+    }
+  }
+
+  static __device__ void release(Smem& s, int it) {
+    if (threadIdx.x % 32 == 0)
+      for (int cta = 0; cta < CLUSTER; ++cta) mbar_arrive_cluster(&s.empty[it % STAGES], cta);
+  }
+
+  /// The epilogue by TMA: each 64-column chunk of the consumer's 64×256 block is staged in
+  /// shared memory (two buffers, so staging one overlaps the store of the other) and stored by
+  /// one thread; the consumer goes back to the next tile's wgmmas without waiting for C.
+  static __device__ void store_by_tma(Smem& s, const CUtensorMap* map_c, const typename Mma::Reg* acc, int m0, int n0,
+                                      int consumer, float alpha) {
+    const bool issuer = threadIdx.x % 128 == 0;
+    const unsigned barrier_id = 1 + consumer;  // a named barrier for the consumer's 128 threads
+#pragma unroll
+    for (int j = 0; j < BN / kCChunkCols; ++j) {
+      std::uint8_t* chunk = s.c_chunk[consumer][j % 2];
+      if (issuer) bulk_wait_read<1>();  // the store that read this buffer two chunks ago is done
+      named_barrier_sync(barrier_id, 128);
+      stage_c_chunk<BN>(chunk, acc, j, alpha);
+      fence_proxy_async();
+      named_barrier_sync(barrier_id, 128);
+      if (issuer) {
+        tma_store(map_c, chunk, n0 + j * kCChunkCols, m0);
+        bulk_commit();
+      }
+    }
+  }
+
+  static __device__ void consume(Smem& s, const Schedule& sched, const Problem& p, const CUtensorMap* map_c,
+                                 EpilogueMode mode, int slices, int rank, int consumer) {
+    const int row = 64 * consumer;
+    int it = 0;
+    for (int L = blockIdx.x / CLUSTER; L < sched.total; L += gridDim.x / CLUSTER) {
+      int m0, n0;
+      sched.tile(L, rank, &m0, &n0);
+      typename Mma::Reg acc[Mma::kRegs];
+      zero_accumulators(acc);
+      for (int kt = 0; kt < slices; ++kt, ++it) {
+        const int slot = it % STAGES;
+        mbar_wait(&s.full[slot], (it / STAGES) & 1);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)
+          Mma::template mma<TileA::kTranspose, TileB::kTranspose>(acc, TileA::desc(s.stage[slot].a, row, kk),
+                                                                  TileB::desc(s.stage[slot].b, 0, kk));
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (kt > 0) release(s, it - 1);
+      }
+      wgmma_wait<0>();
+      release(s, it - 1);
+      fence_accumulators(acc);
+      if (mode.tma_store)
+        store_by_tma(s, map_c, acc, m0 + row, n0, consumer, p.alpha);
+      else
+        store_accumulators<BN>(p, m0 + row, n0, acc, mode.pairs_aligned);
+    }
+    if (mode.tma_store && threadIdx.x % 128 == 0) bulk_wait_all();
+  }
+
+  static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
+                                             const CUtensorMap& map_c, EpilogueMode mode) {
+    extern __shared__ std::uint8_t raw[];
+    Smem& s = *reinterpret_cast<Smem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
+    const int warpgroup = threadIdx.x / 128, rank = static_cast<int>(cluster_cta_rank());
+    const Schedule sched(p);
+    const int slices = static_cast<int>((p.k + BK - 1) / BK);
+
+    if (threadIdx.x == 0) {
+      prefetch_tensor_map(&map_a);
+      prefetch_tensor_map(&map_b);
+      for (int i = 0; i < STAGES; ++i) mbar_init(&s.full[i], 1), mbar_init(&s.empty[i], CLUSTER * CONSUMERS * 4);
+      fence_barrier_init();
+    }
+    cluster_sync();  // both CTAs' barriers exist before any multicast or remote arrival
+    if (warpgroup == 0) {
+      release_registers<PRODUCER_REGS>();
+      if (threadIdx.x == 0) produce(s, sched, &map_a, &map_b, slices, rank);
+    } else {
+      claim_registers<CONSUMER_REGS>();
+      consume(s, sched, p, &map_c, mode, slices, rank, warpgroup - 1);
+    }
+    cluster_sync();  // no CTA leaves while its peer may still arrive on its barriers
+  }
+};
+
+Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
+  const int total = Schedule(p).total;
+  auto grid_for = [&](const void* kernel, int smem) -> unsigned {
+    const unsigned fit = resident_clusters(kernel, THREADS, smem, CLUSTER, message);
+    return CLUSTER * std::min<unsigned>(fit, static_cast<unsigned>(total));
+  };
+  return launch_kernel<Kernel>(p, TileShape{BM, BN, 1, CLUSTER, /*c_tma_store=*/true}, stream, message, grid_for);
+}
+
+}  // namespace sm90_wgmma_tma_ws_persistent
+
+const KernelEntry& entry_sm90_wgmma_tma_ws_persistent() {
+  static const KernelEntry e{{"sm90.wgmma_tma_ws_persistent", "sm90", 3,
+                              "persistent CTAs over a grouped tile order; clusters of 2 share B by TMA multicast",
+                              90, 90, kAllOps, kBothAccums, 1, false},
+                             &sm90_wgmma_tma_ws_persistent::launch, /*auto_priority=*/22,
+                             &sm90::supports};
+  return e;
+}
+
+}  // namespace hgemm::detail
