@@ -55,6 +55,20 @@ __global__ void scale_c_kernel(Problem p) {
   }
 }
 
+// One thread per element of C; the splits are added in a fixed order (deterministic).
+__global__ void reduce_splits_kernel(Problem p, const float* partials, int splits) {
+  const std::int64_t slice = p.m * p.n;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < slice;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    float sum = 0.f;
+    for (int s = 0; s < splits; ++s) sum += partials[s * slice + i];
+    __half* c = p.c + (i / p.n) * p.ldc + i % p.n;
+    float v = p.alpha * sum;
+    if (p.beta != 0.f) v = fmaf(p.beta, __half2float(*c), v);
+    *c = __float2half_rn(v);
+  }
+}
+
 unsigned grid_for(std::int64_t items) {
   const std::int64_t blocks = (items + 255) / 256;
   return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks > 0 ? blocks : 1) : 65535 * 16);
@@ -149,6 +163,11 @@ Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& w
 
 Status scale_c(const Problem& p, cudaStream_t stream, std::string* message) {
   scale_c_kernel<<<grid_for(p.m * p.n), 256, 0, stream>>>(p);
+  return launch_status(message);
+}
+
+Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t stream, std::string* message) {
+  reduce_splits_kernel<<<grid_for(p.m * p.n), 256, 0, stream>>>(p, mode.partials, mode.splits);
   return launch_status(message);
 }
 

@@ -46,6 +46,9 @@ Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& w
 /// C = beta·C (zeros when beta = 0, without reading C): the whole GEMM when K = 0.
 Status scale_c(const Problem& p, cudaStream_t stream, std::string* message);
 
+/// C = alpha·(sum of mode.splits partial sums, in split order) + beta·C: the end of a split-K run.
+Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t stream, std::string* message);
+
 /// Allows `kernel` `bytes` of dynamic shared memory.
 Status set_smem_limit(const void* kernel, int bytes, std::string* message);
 

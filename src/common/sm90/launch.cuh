@@ -33,7 +33,8 @@ Status dispatch_kernel(const Problem& p, F&& f) {
 }
 
 /// Launches kernel_entry<KernelT<…>>(p, maps of A, B, C, epilogue mode) with KernelT<…>::kThreads threads and
-/// kSmemBytes of shared memory; `grid_for(kernel, smem)` returns the grid size (0: error, with
+/// kSmemBytes of shared memory; `grid_for(kernel, smem, &mode, workspace)` returns the grid size
+/// and may turn on split-K in `mode` (taking its partial sums from `workspace`) (0: error, with
 /// `message` set). A kernel whose kClusterSize > 1 runs in clusters of that many CTAs along x.
 template <template <bool, bool, typename> class KernelT, typename GridFor>
 Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std::string* message, GridFor grid_for) {
@@ -47,7 +48,7 @@ Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std
     using K = typename decltype(tag)::type;
     const void* fn = reinterpret_cast<const void*>(&kernel_entry<K>);
     if (Status s = set_smem_limit(fn, K::kSmemBytes, message); s != Status::Success) return s;
-    const unsigned blocks = grid_for(fn, K::kSmemBytes);
+    const unsigned blocks = grid_for(fn, K::kSmemBytes, &mode, workspace);
     if (blocks == 0) return Status::CudaError;
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(blocks);
@@ -68,14 +69,15 @@ Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std
       *message = std::string("kernel launch failed: ") + cudaGetErrorString(err);
       return Status::CudaError;
     }
-    return launch_status(message);
+    if (Status s = launch_status(message); s != Status::Success) return s;
+    return mode.splits > 1 ? reduce_splits(p, mode, stream, message) : Status::Success;
   });
 }
 
 /// One CTA per BM×BN tile of C (the non-persistent rungs).
 template <int BM, int BN>
 auto one_block_per_tile(const Problem& p, std::string* message) {
-  return [&p, message](auto, int) -> unsigned {
+  return [&p, message](const void*, int, EpilogueMode*, StreamWorkspace&) -> unsigned {
     dim3 grid;
     return tile_grid<BM, BN>(p, &grid, message) == Status::Success ? grid.x : 0u;
   };

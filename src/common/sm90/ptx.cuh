@@ -168,11 +168,11 @@ __device__ __forceinline__ void wgmma_wait() {
 #endif
 }
 
-/// Keeps the compiler from moving accumulator reads/writes across an asynchronous wgmma.
-template <typename T>
-__device__ __forceinline__ void fence_operand(T& reg) {
-  asm volatile("" : "+r"(*reinterpret_cast<std::uint32_t*>(&reg))::"memory");
-}
+/// Keeps the compiler from moving accumulator reads/writes across an asynchronous wgmma. The
+/// constraint matches the register's type: punning a float through "+r" makes ptxas copy
+/// accumulators between wgmmas and inject waits (ptxas info C7519).
+__device__ __forceinline__ void fence_operand(float& reg) { asm volatile("" : "+f"(reg)::"memory"); }
+__device__ __forceinline__ void fence_operand(std::uint32_t& reg) { asm volatile("" : "+r"(reg)::"memory"); }
 
 /// Shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format") for a 128-byte-swizzled
 /// tile: start address, leading and stride byte offsets (all in 16-byte units), swizzle mode 1.

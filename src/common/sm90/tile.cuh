@@ -65,9 +65,13 @@ struct OperandTile {
 /// How a kernel writes C: `pairs_aligned` — C's rows take 4-byte stores of column pairs (even
 /// ldc, 4-byte-aligned C); `tma_store` — C is staged in shared memory and stored by TMA (C
 /// 16-byte aligned, ldc a multiple of 8, beta = 0; the map clips ragged edges).
+/// `partials`, `splits` > 1 — split-K: each split writes its fp32 partial sums of op(A)·op(B) to
+/// partials[split][M][N] instead of C, and reduce_splits (host.h) sums them in split order.
 struct EpilogueMode {
   bool pairs_aligned = false;
   bool tma_store = false;
+  float* partials = nullptr;
+  int splits = 1;
 };
 
 /// C = alpha·(v0, v1) + beta·C at (row, col), (row, col + 1), skipping what lies outside C.
@@ -136,6 +140,24 @@ __device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d,
       *reinterpret_cast<__half2*>(chunk + r * kSwizzleRow + ((u ^ (r % 8)) * 16) + 4 * (lane % 4)) =
           __floats2half2_rn(alpha * v.x, alpha * v.y);
     }
+}
+
+/// Writes one warpgroup's m64nN accumulators (tile at row0, col0) as fp32 partial sums into the
+/// M×N slice `out`, skipping what lies outside C.
+template <int N, typename Reg>
+__device__ __forceinline__ void store_partials(const Problem& p, float* out, std::int64_t row0, std::int64_t col0,
+                                               const Reg* d) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
+  if (row >= p.m) return;
+#pragma unroll
+  for (int q = 0; q < N / 4; ++q) {
+    const std::int64_t r = row + (q % 2) * 8, c = col + (q / 2) * 8;
+    if (r >= p.m || c >= p.n) continue;
+    const float2 v = accumulator_pair(d, q);
+    out[r * p.n + c] = v.x;
+    if (c + 1 < p.n) out[r * p.n + c + 1] = v.y;
+  }
 }
 
 /// Explicit zeros for the accumulators, fenced so that the first wgmma sees them.

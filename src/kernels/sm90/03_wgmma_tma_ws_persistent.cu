@@ -11,6 +11,8 @@
 //    both CTAs are done with it, so every consumer warp arrives on the empty barrier of each CTA.
 //  * Grouped raster: clusters walk C in groups of GROUP cluster-rows, column after column, so the
 //    tiles in flight at any time share few rows of A and columns of B and those stay in L2.
+#include <algorithm>
+
 #include "common/sm90/launch.cuh"
 #include "common/sm90/tile.cuh"
 #include "common/sm90/wgmma_ops.cuh"
@@ -24,22 +26,41 @@ constexpr int BM = 128, BN = 256, STAGES = 4, CONSUMERS = 2, THREADS = 128 * (1 
 constexpr int CLUSTER = 2, GROUP = 8;
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
-/// Tile order: cluster tile L (CLUSTER×BM rows by BN columns) → the (m0, n0) of CTA `rank`.
+/// Work order: unit L is split L % splits of cluster tile L / splits (CLUSTER×BM rows by BN
+/// columns, in grouped order); a split covers `per_split` slices of K.
 struct Schedule {
-  int cluster_rows, tiles_n, total;
+  int cluster_rows, tiles_n, tiles, slices, per_split, splits, total;
 
-  __host__ __device__ explicit Schedule(const Problem& p)
+  __host__ __device__ Schedule(const Problem& p, int wanted_splits)
       : cluster_rows(static_cast<int>((p.m + CLUSTER * BM - 1) / (CLUSTER * BM))),
         tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
-        total(cluster_rows * tiles_n) {}
+        tiles(cluster_rows * tiles_n),
+        slices(static_cast<int>((p.k + BK - 1) / BK)),
+        per_split((slices + wanted_splits - 1) / wanted_splits),
+        splits((slices + per_split - 1) / per_split),  // no empty split
+        total(tiles * splits) {}
 
-  __device__ void tile(int L, int rank, int* m0, int* n0) const {
-    const int per_group = GROUP * tiles_n, first_row = L / per_group * GROUP;
-    const int rows = min(GROUP, cluster_rows - first_row), r = L % per_group;
-    *m0 = ((first_row + r % rows) * CLUSTER + rank) * BM;
-    *n0 = (r / rows) * BN;
+  struct Unit {
+    int m0, n0, split, k_begin, k_end;  // k in slices
+  };
+
+  __device__ Unit unit(int L, int rank) const {
+    const int tile = L / splits, split = L % splits;
+    const int per_group = GROUP * tiles_n, first_row = tile / per_group * GROUP;
+    const int rows = min(GROUP, cluster_rows - first_row), r = tile % per_group;
+    return {((first_row + r % rows) * CLUSTER + rank) * BM, (r / rows) * BN, split, split * per_split,
+            min(slices, (split + 1) * per_split)};
   }
 };
+
+/// Splits of K that fill the GPU when C has fewer cluster tiles than the clusters that fit
+/// (skinny problems): each split keeps at least 4 slices, at most 16 splits.
+int choose_splits(const Problem& p, unsigned clusters_that_fit) {
+  const Schedule one(p, 1);
+  if (one.tiles * 2 > static_cast<int>(clusters_that_fit)) return 1;
+  const int by_gpu = static_cast<int>(clusters_that_fit) / one.tiles, by_depth = one.slices / 4;
+  return std::max(1, std::min({by_gpu, by_depth, 16}));
+}
 
 template <bool A_MN, bool B_MN, typename Acc>
 struct Kernel {
@@ -59,12 +80,11 @@ struct Kernel {
   static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
 
   static __device__ void produce(Smem& s, const Schedule& sched, const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                 int slices, int rank) {
+                                 int rank) {
     int it = 0;  // slices issued so far, over all tiles: the ring position
     for (int L = blockIdx.x / CLUSTER; L < sched.total; L += gridDim.x / CLUSTER) {
-      int m0, n0;
-      sched.tile(L, rank, &m0, &n0);
-      for (int kt = 0; kt < slices; ++kt, ++it) {
+      const auto [m0, n0, split, k_begin, k_end] = sched.unit(L, rank);
+      for (int kt = k_begin; kt < k_end; ++kt, ++it) {
         const int slot = it % STAGES;
         mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
         mbar_arrive_expect_tx(&s.full[slot], TileA::kBytes + TileB::kBytes);
@@ -102,15 +122,14 @@ struct Kernel {
   }
 
   static __device__ void consume(Smem& s, const Schedule& sched, const Problem& p, const CUtensorMap* map_c,
-                                 EpilogueMode mode, int slices, int rank, int consumer) {
+                                 EpilogueMode mode, int rank, int consumer) {
     const int row = 64 * consumer;
     int it = 0;
     for (int L = blockIdx.x / CLUSTER; L < sched.total; L += gridDim.x / CLUSTER) {
-      int m0, n0;
-      sched.tile(L, rank, &m0, &n0);
+      const auto [m0, n0, split, k_begin, k_end] = sched.unit(L, rank);
       typename Mma::Reg acc[Mma::kRegs];
       zero_accumulators(acc);
-      for (int kt = 0; kt < slices; ++kt, ++it) {
+      for (int kt = k_begin; kt < k_end; ++kt, ++it) {
         const int slot = it % STAGES;
         mbar_wait(&s.full[slot], (it / STAGES) & 1);
         wgmma_fence();
@@ -120,12 +139,14 @@ struct Kernel {
                                                                   TileB::desc(s.stage[slot].b, 0, kk));
         wgmma_commit();
         wgmma_wait<1>();
-        if (kt > 0) release(s, it - 1);
+        if (kt > k_begin) release(s, it - 1);
       }
       wgmma_wait<0>();
       release(s, it - 1);
       fence_accumulators(acc);
-      if (mode.tma_store)
+      if (mode.splits > 1)
+        store_partials<BN>(p, mode.partials + split * p.m * p.n, m0 + row, n0, acc);
+      else if (mode.tma_store)
         store_by_tma(s, map_c, acc, m0 + row, n0, consumer, p.alpha);
       else
         store_accumulators<BN>(p, m0 + row, n0, acc, mode.pairs_aligned);
@@ -138,8 +159,7 @@ struct Kernel {
     extern __shared__ std::uint8_t raw[];
     Smem& s = *reinterpret_cast<Smem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
     const int warpgroup = threadIdx.x / 128, rank = static_cast<int>(cluster_cta_rank());
-    const Schedule sched(p);
-    const int slices = static_cast<int>((p.k + BK - 1) / BK);
+    const Schedule sched(p, mode.splits);
 
     if (threadIdx.x == 0) {
       prefetch_tensor_map(&map_a);
@@ -150,20 +170,28 @@ struct Kernel {
     cluster_sync();  // both CTAs' barriers exist before any multicast or remote arrival
     if (warpgroup == 0) {
       release_registers<PRODUCER_REGS>();
-      if (threadIdx.x == 0) produce(s, sched, &map_a, &map_b, slices, rank);
+      if (threadIdx.x == 0) produce(s, sched, &map_a, &map_b, rank);
     } else {
       claim_registers<CONSUMER_REGS>();
-      consume(s, sched, p, &map_c, mode, slices, rank, warpgroup - 1);
+      consume(s, sched, p, &map_c, mode, rank, warpgroup - 1);
     }
     cluster_sync();  // no CTA leaves while its peer may still arrive on its barriers
   }
 };
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  const int total = Schedule(p).total;
-  auto grid_for = [&](const void* kernel, int smem) -> unsigned {
+  auto grid_for = [&](const void* kernel, int smem, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
     const unsigned fit = resident_clusters(kernel, THREADS, smem, CLUSTER, message);
-    return CLUSTER * std::min<unsigned>(fit, static_cast<unsigned>(total));
+    if (fit == 0) return 0;
+    const int splits = Schedule(p, choose_splits(p, fit)).splits;
+    if (splits > 1) {
+      void* partials = nullptr;
+      const std::size_t bytes = static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float);
+      if (workspace.allocate(bytes, &partials, message) != Status::Success) return 0;
+      mode->partials = static_cast<float*>(partials);
+      mode->splits = splits;
+    }
+    return CLUSTER * std::min<unsigned>(fit, static_cast<unsigned>(Schedule(p, splits).total));
   };
   return launch_kernel<Kernel>(p, TileShape{BM, BN, 1, CLUSTER, /*c_tma_store=*/true}, stream, message, grid_for);
 }
