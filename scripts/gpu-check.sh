@@ -11,7 +11,7 @@
 #             the bank model by hgemm-banks (docs/bank-conflicts.md is generated from that CSV)
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
 # Environment:
-#   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench")
+#   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench banks python"; also "sm90")
 #   HGEMM_CUDA_ARCHS    architectures to compile (default: the GPU's own, 90a on an H100/H200)
 #   HGEMM_BUILD_DIR     build folder (default build-gpu)
 #   HGEMM_BENCH_ARGS    extra hgemm-bench arguments (e.g. --kernels 'cuda.*')
