@@ -84,6 +84,9 @@ std::vector<Case> build_cases() {
   { Case& c = add(129, 127, 257); c.lda_pad = 8, c.ldb_pad = 8, c.ldc_pad = 8; }
   // Base pointers aligned to 2 bytes only.
   { Case& c = add(127, 129, 130); c.offset = 1, c.beta = -1.f; }
+  // Few rows, long K (the sm90 rung's skinny path: swapped operands, split-K partial sums).
+  { Case& c = add(16, 1000, 4093); c.beta = 0.5f; }
+  { Case& c = add(100, 300, 2000); c.alpha = 2.f, c.ldc_pad = 3; }
   // Small-integer data: fp16 and fp32 accumulation are both exact, so any indexing slip shows.
   for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{129, 127, 4093}, {255, 257, 1000}}) {
     Case& c = add(m, n, k);
@@ -96,6 +99,7 @@ std::vector<Case> build_cases() {
     op(add(7, 4093, 127));
     { Case& c = op(add(129, 127, 1000)); c.alpha = -1.5f, c.beta = 0.75f, c.lda_pad = 3, c.ldb_pad = 1, c.ldc_pad = 2; }
     op(add(127, 129, 0)).beta = 0.5f;
+    op(add(5, 260, 1000)).beta = -1.f;
     { Case& c = op(add(129, 127, 4093)); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
   }
   std::uint64_t seed = 1;

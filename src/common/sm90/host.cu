@@ -55,14 +55,19 @@ __global__ void scale_c_kernel(Problem p) {
   }
 }
 
-// One thread per element of C; the splits are added in a fixed order (deterministic).
-__global__ void reduce_splits_kernel(Problem p, const float* partials, int splits) {
+// One thread per element of the kernel's problem; the splits are added in a fixed order
+// (deterministic). `transposed`: p is the swapped problem, its element (r, c) is C(c, r).
+__global__ void reduce_splits_kernel(Problem p, const float* partials, int splits, bool transposed) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // launched early (PDL): wait for the GEMM's sums
+#endif
   const std::int64_t slice = p.m * p.n;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < slice;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     float sum = 0.f;
     for (int s = 0; s < splits; ++s) sum += partials[s * slice + i];
-    __half* c = p.c + (i / p.n) * p.ldc + i % p.n;
+    const std::int64_t r = i / p.n, col = i % p.n;
+    __half* c = transposed ? p.c + col * p.ldc + r : p.c + r * p.ldc + col;
     float v = p.alpha * sum;
     if (p.beta != 0.f) v = fmaf(p.beta, __half2float(*c), v);
     *c = __float2half_rn(v);
@@ -167,7 +172,24 @@ Status scale_c(const Problem& p, cudaStream_t stream, std::string* message) {
 }
 
 Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t stream, std::string* message) {
-  reduce_splits_kernel<<<grid_for(p.m * p.n), 256, 0, stream>>>(p, mode.partials, mode.splits);
+  // Programmatic dependent launch: the reduction is launched while the GEMM kernel drains and
+  // waits in griddepcontrol.wait for its results, hiding one launch latency.
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid_for(p.m * p.n));
+  config.blockDim = dim3(256);
+  config.stream = stream;
+  cudaLaunchAttribute early[1];
+  early[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = early;
+  config.numAttrs = 1;
+  if (cudaError_t err = cudaLaunchKernelEx(&config, reduce_splits_kernel, p, static_cast<const float*>(mode.partials),
+                                           mode.splits, mode.transposed);
+      err != cudaSuccess) {
+    cudaGetLastError();
+    *message = std::string("split-K reduction launch failed: ") + cudaGetErrorString(err);
+    return Status::CudaError;
+  }
   return launch_status(message);
 }
 

@@ -70,7 +70,7 @@ Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std
       return Status::CudaError;
     }
     if (Status s = launch_status(message); s != Status::Success) return s;
-    return mode.splits > 1 ? reduce_splits(p, mode, stream, message) : Status::Success;
+    return mode.partials ? reduce_splits(p, mode, stream, message) : Status::Success;
   });
 }
 

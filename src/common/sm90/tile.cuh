@@ -24,7 +24,7 @@ constexpr int kAtomBytes = 1024;  // 8 swizzled rows
 
 template <bool MN_MAJOR, int ROWS>
 struct OperandTile {
-  static_assert(ROWS % 64 == 0, "tiles are whole 64-row wgmma blocks");
+  static_assert(MN_MAJOR ? ROWS % 64 == 0 : ROWS % 8 == 0, "whole swizzle atoms / 64-wide blocks");
   static constexpr int kBytes = ROWS * BK * 2;
   static constexpr int kBlockBytes = 64 * BK * 2;  // MN-major: one [64 k][64 mn] block
   static constexpr int kTranspose = MN_MAJOR ? 1 : 0;
@@ -65,13 +65,15 @@ struct OperandTile {
 /// How a kernel writes C: `pairs_aligned` — C's rows take 4-byte stores of column pairs (even
 /// ldc, 4-byte-aligned C); `tma_store` — C is staged in shared memory and stored by TMA (C
 /// 16-byte aligned, ldc a multiple of 8, beta = 0; the map clips ragged edges).
-/// `partials`, `splits` > 1 — split-K: each split writes its fp32 partial sums of op(A)·op(B) to
-/// partials[split][M][N] instead of C, and reduce_splits (host.h) sums them in split order.
+/// `partials` — each of `splits` splits of K writes its fp32 partial sums of op(A)·op(B) to
+/// partials[split][M][N] instead of C, and reduce_splits (host.h) adds them in split order and
+/// writes C (`transposed`: the kernel ran the swapped problem, C^T).
 struct EpilogueMode {
   bool pairs_aligned = false;
   bool tma_store = false;
   float* partials = nullptr;
   int splits = 1;
+  bool transposed = false;
 };
 
 /// C = alpha·(v0, v1) + beta·C at (row, col), (row, col + 1), skipping what lies outside C.

@@ -11,6 +11,108 @@ namespace hgemm::detail::sm90 {
 
 template <int N, typename Acc> struct WgmmaOp;
 
+template <> struct WgmmaOp<16, float> {
+  static constexpr int kRegs = 8;
+  using Reg = float;
+  template <int TA, int TB>
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %12, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %10, %11;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+#endif
+  }
+};
+
+template <> struct WgmmaOp<16, __half> {
+  static constexpr int kRegs = 4;
+  using Reg = std::uint32_t;
+  template <int TA, int TB>
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %8, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16 {"
+        "%0, %1, %2, %3}, %4, %5, p, 1, 1, %6, %7;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+#endif
+  }
+};
+
+template <> struct WgmmaOp<32, float> {
+  static constexpr int kRegs = 16;
+  using Reg = float;
+  template <int TA, int TB>
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %20, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, %18, %19;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+#endif
+  }
+};
+
+template <> struct WgmmaOp<32, __half> {
+  static constexpr int kRegs = 8;
+  using Reg = std::uint32_t;
+  template <int TA, int TB>
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %12, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %10, %11;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+#endif
+  }
+};
+
+template <> struct WgmmaOp<64, float> {
+  static constexpr int kRegs = 32;
+  using Reg = float;
+  template <int TA, int TB>
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %36, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,\n"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %34, %35;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+#endif
+  }
+};
+
+template <> struct WgmmaOp<64, __half> {
+  static constexpr int kRegs = 16;
+  using Reg = std::uint32_t;
+  template <int TA, int TB>
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %20, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, %18, %19;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+          "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+#endif
+  }
+};
+
 template <> struct WgmmaOp<128, float> {
   static constexpr int kRegs = 64;
   using Reg = float;

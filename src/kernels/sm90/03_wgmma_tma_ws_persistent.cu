@@ -1,6 +1,6 @@
 // 03_wgmma_tma_ws_persistent.cu — sm90.wgmma_tma_ws_persistent
-// Adds over 02_wgmma_tma_ws: a persistent grid, clusters with TMA multicast, and an L2-aware
-// tile order.
+// Adds over 02_wgmma_tma_ws: a persistent grid, clusters with TMA multicast, an L2-aware tile
+// order, C stored by TMA, and split-K with swapped operands for skinny problems.
 //  * Persistent: as many CTAs as fit at once (one per SM), each looping over tiles. The producer
 //    never stops at a tile's end: while the consumers write one tile's C, it is already filling
 //    the ring with the next tile's slices, so the epilogue overlaps the loads, and no CTA pays a
@@ -11,6 +11,13 @@
 //    both CTAs are done with it, so every consumer warp arrives on the empty barrier of each CTA.
 //  * Grouped raster: clusters walk C in groups of GROUP cluster-rows, column after column, so the
 //    tiles in flight at any time share few rows of A and columns of B and those stay in L2.
+//  * C through shared memory: each consumer stages 64-column chunks (swizzled, double-buffered)
+//    and one thread stores them by TMA, which clips ragged edges; the consumers go straight back
+//    to their wgmmas (when beta = 0 and C is 16-byte aligned with ldc % 8 == 0).
+//  * Few tiles (decode-like shapes): K is split so that every SM streams; splits write fp32
+//    partial sums that one pass adds in split order (deterministic). When M ≤ 128 (op(A) = N) the
+//    operands also swap roles, C^T = op(B)^T·op(A)^T: the long N runs along wgmma's 64-row M and
+//    the few rows of C along its N (16..128), so no tensor work is spent on rows that do not exist.
 #include <algorithm>
 
 #include "common/sm90/launch.cuh"
@@ -22,18 +29,33 @@ namespace hgemm::detail {
 namespace sm90_wgmma_tma_ws_persistent {
 
 using namespace sm90;
-constexpr int BM = 128, BN = 256, STAGES = 4, CONSUMERS = 2, THREADS = 128 * (1 + CONSUMERS);
-constexpr int CLUSTER = 2, GROUP = 8;
+constexpr int BM = 128, CONSUMERS = 2, THREADS = 128 * (1 + CONSUMERS), GROUP = 8;
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+
+constexpr int kSmemLimit = 227 * 1024;  // per block on sm_90
+
+/// A tile configuration: BN columns of C per CTA, clusters of CLUSTER CTAs along M (sharing B
+/// by multicast), STAGES ring slots; SKINNY: the kernel runs the swapped problem and always
+/// writes fp32 partial sums, which reduce_splits writes to C transposed.
+template <int BN_, int CLUSTER_, int STAGES_, bool SKINNY_>
+struct Config {
+  static constexpr int BN = BN_, CLUSTER = CLUSTER_, STAGES = STAGES_;
+  static constexpr bool SKINNY = SKINNY_;
+};
+using Wide = Config<256, 2, 4, false>;
+template <int BN>
+using Skinny = Config<BN, 1, std::min(8, (kSmemLimit - 2048 - CONSUMERS * 2 * kCChunkBytes) / (BM * BK * 2 + BN * BK * 2)),
+                      true>;
 
 /// Work order: unit L is split L % splits of cluster tile L / splits (CLUSTER×BM rows by BN
 /// columns, in grouped order); a split covers `per_split` slices of K.
+template <typename C>
 struct Schedule {
   int cluster_rows, tiles_n, tiles, slices, per_split, splits, total;
 
   __host__ __device__ Schedule(const Problem& p, int wanted_splits)
-      : cluster_rows(static_cast<int>((p.m + CLUSTER * BM - 1) / (CLUSTER * BM))),
-        tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
+      : cluster_rows(static_cast<int>((p.m + C::CLUSTER * BM - 1) / (C::CLUSTER * BM))),
+        tiles_n(static_cast<int>((p.n + C::BN - 1) / C::BN)),
         tiles(cluster_rows * tiles_n),
         slices(static_cast<int>((p.k + BK - 1) / BK)),
         per_split((slices + wanted_splits - 1) / wanted_splits),
@@ -48,22 +70,25 @@ struct Schedule {
     const int tile = L / splits, split = L % splits;
     const int per_group = GROUP * tiles_n, first_row = tile / per_group * GROUP;
     const int rows = min(GROUP, cluster_rows - first_row), r = tile % per_group;
-    return {((first_row + r % rows) * CLUSTER + rank) * BM, (r / rows) * BN, split, split * per_split,
+    return {((first_row + r % rows) * C::CLUSTER + rank) * BM, (r / rows) * C::BN, split, split * per_split,
             min(slices, (split + 1) * per_split)};
   }
 };
 
 /// Splits of K that fill the GPU when C has fewer cluster tiles than the clusters that fit
 /// (skinny problems): each split keeps at least 4 slices, at most 16 splits.
+template <typename C>
 int choose_splits(const Problem& p, unsigned clusters_that_fit) {
-  const Schedule one(p, 1);
+  const Schedule<C> one(p, 1);
   if (one.tiles * 2 > static_cast<int>(clusters_that_fit)) return 1;
   const int by_gpu = static_cast<int>(clusters_that_fit) / one.tiles, by_depth = one.slices / 4;
   return std::max(1, std::min({by_gpu, by_depth, 16}));
 }
 
-template <bool A_MN, bool B_MN, typename Acc>
+template <bool A_MN, bool B_MN, typename Acc, typename C>
 struct Kernel {
+  static constexpr int BN = C::BN, CLUSTER = C::CLUSTER, STAGES = C::STAGES;
+  using Schedule = sm90_wgmma_tma_ws_persistent::Schedule<C>;
   using TileA = OperandTile<A_MN, BM>;
   using TileB = OperandTile<B_MN, BN>;
   using Mma = WgmmaOp<BN, Acc>;
@@ -76,6 +101,7 @@ struct Kernel {
     alignas(1024) std::uint8_t c_chunk[CONSUMERS][2][kCChunkBytes];  // double-buffered, per consumer
     std::uint64_t full[STAGES], empty[STAGES];
   };
+  static_assert(sizeof(Smem) + 1024 <= kSmemLimit, "shared memory");
   static constexpr int kSmemBytes = sizeof(Smem) + 1024;  // + room to align the base to 1 KiB
   static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
 
@@ -89,13 +115,17 @@ struct Kernel {
         mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
         mbar_arrive_expect_tx(&s.full[slot], TileA::kBytes + TileB::kBytes);
         TileA::load(s.stage[slot].a, map_a, m0, kt * BK, &s.full[slot]);
-        TileB::load(s.stage[slot].b, map_b, n0, kt * BK, &s.full[slot], rank, CLUSTER, (1u << CLUSTER) - 1);
+        TileB::load(s.stage[slot].b, map_b, n0, kt * BK, &s.full[slot], rank, CLUSTER,
+                    CLUSTER > 1 ? (1u << CLUSTER) - 1 : 0);
       }
     }
   }
 
   static __device__ void release(Smem& s, int it) {
-    if (threadIdx.x % 32 == 0)
+    if (threadIdx.x % 32 != 0) return;
+    if (CLUSTER == 1)
+      mbar_arrive(&s.empty[it % STAGES]);
+    else
       for (int cta = 0; cta < CLUSTER; ++cta) mbar_arrive_cluster(&s.empty[it % STAGES], cta);
   }
 
@@ -144,7 +174,7 @@ struct Kernel {
       wgmma_wait<0>();
       release(s, it - 1);
       fence_accumulators(acc);
-      if (mode.splits > 1)
+      if (mode.partials)
         store_partials<BN>(p, mode.partials + split * p.m * p.n, m0 + row, n0, acc);
       else if (mode.tma_store)
         store_by_tma(s, map_c, acc, m0 + row, n0, consumer, p.alpha);
@@ -179,21 +209,49 @@ struct Kernel {
   }
 };
 
-Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  auto grid_for = [&](const void* kernel, int smem, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
-    const unsigned fit = resident_clusters(kernel, THREADS, smem, CLUSTER, message);
+template <typename C>
+struct With {
+  template <bool A_MN, bool B_MN, typename Acc>
+  using Kernel = sm90_wgmma_tma_ws_persistent::Kernel<A_MN, C::SKINNY ? false : B_MN, Acc, C>;
+};
+
+/// Runs configuration C on p (for a skinny configuration, p is the swapped problem).
+template <typename C>
+Status launch_config(const Problem& p, cudaStream_t stream, std::string* message) {
+  auto plan = [&](const void* kernel, int smem, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
+    const unsigned fit = resident_clusters(kernel, THREADS, smem, C::CLUSTER, message);
     if (fit == 0) return 0;
-    const int splits = Schedule(p, choose_splits(p, fit)).splits;
-    if (splits > 1) {
+    const Schedule<C> sched(p, choose_splits<C>(p, fit));
+    mode->transposed = C::SKINNY;
+    if (C::SKINNY || sched.splits > 1) {  // skinny: C^T is written by the reduction, transposed
       void* partials = nullptr;
-      const std::size_t bytes = static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float);
+      const std::size_t bytes = static_cast<std::size_t>(sched.splits) * p.m * p.n * sizeof(float);
       if (workspace.allocate(bytes, &partials, message) != Status::Success) return 0;
       mode->partials = static_cast<float*>(partials);
-      mode->splits = splits;
+      mode->splits = sched.splits;
     }
-    return CLUSTER * std::min<unsigned>(fit, static_cast<unsigned>(Schedule(p, splits).total));
+    return C::CLUSTER * std::min<unsigned>(fit, static_cast<unsigned>(sched.total));
   };
-  return launch_kernel<Kernel>(p, TileShape{BM, BN, 1, CLUSTER, /*c_tma_store=*/true}, stream, message, grid_for);
+  const TileShape shape{BM, C::BN, 1, C::CLUSTER, /*c_tma_store=*/!C::SKINNY};
+  return launch_kernel<With<C>::template Kernel>(p, shape, stream, message, plan);
+}
+
+/// The problem with A and B swapped: C^T = op(B)^T·op(A)^T, for op(A) = N.
+Problem swapped(const Problem& p) {
+  Problem q = p;
+  q.m = p.n, q.n = p.m;
+  q.op_a = p.op_b == Op::N ? Op::T : Op::N, q.a = p.b, q.lda = p.ldb;
+  q.op_b = Op::T, q.b = p.a, q.ldb = p.lda;
+  return q;
+}
+
+Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
+  const bool skinny = p.m <= 64 && p.n > p.m && p.op_a == Op::N;
+  if (!skinny || p.k == 0) return launch_config<Wide>(p, stream, message);
+  const Problem q = swapped(p);
+  if (p.m <= 16) return launch_config<Skinny<16>>(q, stream, message);
+  if (p.m <= 32) return launch_config<Skinny<32>>(q, stream, message);
+  return launch_config<Skinny<64>>(q, stream, message);
 }
 
 }  // namespace sm90_wgmma_tma_ws_persistent
