@@ -15,9 +15,10 @@
 //    and one thread stores them by TMA, which clips ragged edges; the consumers go straight back
 //    to their wgmmas (when beta = 0 and C is 16-byte aligned with ldc % 8 == 0).
 //  * Few tiles (decode-like shapes): K is split so that every SM streams; splits write fp32
-//    partial sums that one pass adds in split order (deterministic). When M ≤ 128 (op(A) = N) the
-//    operands also swap roles, C^T = op(B)^T·op(A)^T: the long N runs along wgmma's 64-row M and
-//    the few rows of C along its N (16..128), so no tensor work is spent on rows that do not exist.
+//    partial sums that one pass adds in split order (deterministic), launched early (PDL). When
+//    M ≤ 64 (op(A) = N) the operands also swap roles, C^T = op(B)^T·op(A)^T: the long N runs along
+//    wgmma's 64-row M and the few rows of C along its N (16, 32 or 64), so no tensor work is spent
+//    on rows that do not exist.
 #include <algorithm>
 
 #include "common/sm90/launch.cuh"
@@ -258,7 +259,7 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 
 const KernelEntry& entry_sm90_wgmma_tma_ws_persistent() {
   static const KernelEntry e{{"sm90.wgmma_tma_ws_persistent", "sm90", 3,
-                              "persistent CTAs over a grouped tile order; clusters of 2 share B by TMA multicast",
+                              "persistent, grouped tile order, 2-CTA clusters multicasting B, C by TMA store; split-K for few tiles",
                               90, 90, kAllOps, kBothAccums, 1, false},
                              &sm90_wgmma_tma_ws_persistent::launch, /*auto_priority=*/22,
                              &sm90::supports};
