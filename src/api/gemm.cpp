@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/problem.h"
 #include "registry/registry.h"
@@ -136,11 +137,17 @@ Status choose_kernel(const detail::Problem& p, std::string_view id, int cc, cons
   return Status::Success;
 }
 
-Status prepare(const detail::Problem& p, std::string_view id, const detail::KernelEntry** entry) {
+// Everything that can be checked without a device.
+Status validate_arguments(const detail::Problem& p, std::string_view id) {
   if (Status s = validate_sizes(p); s != Status::Success) return s;
   if (Status s = validate_pointers_not_null(p); s != Status::Success) return s;
   if (id != "auto" && !detail::find_kernel(std::string(id)))
     return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
+  return Status::Success;
+}
+
+Status prepare(const detail::Problem& p, std::string_view id, const detail::KernelEntry** entry) {
+  if (Status s = validate_arguments(p, id); s != Status::Success) return s;
   int cc = 0;
   if (Status s = current_device_cc(&cc); s != Status::Success) return s;
   if (Status s = validate_pointers_accessible(p); s != Status::Success) return s;
@@ -154,6 +161,33 @@ detail::Problem make_problem(Op op_a, Op op_b, std::int64_t m, std::int64_t n, s
   p.m = m, p.n = n, p.k = k, p.op_a = op_a, p.op_b = op_b, p.alpha = alpha, p.beta = beta;
   p.a = a, p.lda = lda, p.b = b, p.ldb = ldb, p.c = c, p.ldc = ldc, p.accum = accum;
   return p;
+}
+
+// Validates every problem of a batch and picks each one's kernel (problem_at(i) builds product i),
+// then launches them in order: nothing is launched unless the whole batch can run.
+template <typename ProblemAt>
+Status run_batch(std::int64_t batch, std::string_view id, cudaStream_t stream, ProblemAt problem_at) {
+  if (batch < 0) return fail(Status::InvalidSize, "negative batch count " + str(batch));
+  auto in_entry = [&](std::int64_t i, Status s) {
+    if (batch > 1) g_last_error = "batch entry " + str(i) + ": " + g_last_error;
+    return s;
+  };
+  for (std::int64_t i = 0; i < batch; ++i)  // argument errors first, as for gemm: no device needed
+    if (Status s = validate_arguments(problem_at(i), id); s != Status::Success) return in_entry(i, s);
+  std::vector<const detail::KernelEntry*> entries(static_cast<std::size_t>(batch));
+  for (std::int64_t i = 0; i < batch; ++i)
+    if (Status s = prepare(problem_at(i), id, &entries[static_cast<std::size_t>(i)]); s != Status::Success)
+      return in_entry(i, s);
+  g_last_error.clear();
+  for (std::int64_t i = 0; i < batch; ++i) {
+    const detail::Problem p = problem_at(i);
+    if (!c_used(p)) continue;
+    std::string message;
+    const detail::KernelEntry* e = entries[static_cast<std::size_t>(i)];
+    if (Status s = e->launch(p, stream, &message); s != Status::Success)
+      return fail(s, "batch entry " + str(i) + ": " + e->info.id + ": " + message);
+  }
+  return Status::Success;
 }
 
 }  // namespace
@@ -193,6 +227,32 @@ Status gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, fl
   Status s = entry->launch(p, options.stream, &message);
   if (s != Status::Success) return fail(s, entry->info.id + ": " + message);
   return Status::Success;
+}
+
+Status gemm_strided_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                            const __half* a, std::int64_t lda, std::int64_t stride_a, const __half* b,
+                            std::int64_t ldb, std::int64_t stride_b, float beta, __half* c, std::int64_t ldc,
+                            std::int64_t stride_c, std::int64_t batch, const GemmOptions& options) {
+  if (stride_a < 0 || stride_b < 0 || stride_c < 0)
+    return fail(Status::InvalidSize, "negative stride: stride_a = " + str(stride_a) + ", stride_b = " + str(stride_b) +
+                                         ", stride_c = " + str(stride_c));
+  if (batch > 1 && m > 0 && n > 0 && stride_c < ldc * m)
+    return fail(Status::InvalidLeadingDim, "stride_c = " + str(stride_c) + " is smaller than ldc * M = " +
+                                               str(ldc * m) + ": the C matrices would overlap");
+  return run_batch(batch, options.kernel, options.stream, [&](std::int64_t i) {
+    return make_problem(op_a, op_b, m, n, k, alpha, a ? a + i * stride_a : a, lda, b ? b + i * stride_b : b, ldb, beta,
+                        c ? c + i * stride_c : c, ldc, options.accum);
+  });
+}
+
+Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                    const __half* const* a, std::int64_t lda, const __half* const* b, std::int64_t ldb, float beta,
+                    __half* const* c, std::int64_t ldc, std::int64_t batch, const GemmOptions& options) {
+  if (batch > 0 && (!a || !b || !c))
+    return fail(Status::NullPointer, std::string("the ") + (!a ? "A" : !b ? "B" : "C") + " pointer array is null");
+  return run_batch(batch, options.kernel, options.stream, [&](std::int64_t i) {
+    return make_problem(op_a, op_b, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc, options.accum);
+  });
 }
 
 }  // namespace hgemm

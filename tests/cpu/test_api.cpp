@@ -81,5 +81,36 @@ TEST(Status, EveryValueHasItsOwnDescription) {
   }
 }
 
+// The batched forms validate the batch before anything else, and every product before the first
+// launch; all of this happens without a device.
+TEST(BatchedValidation, StridesAndBatchCount) {
+  auto strided = [](std::int64_t sa, std::int64_t sb, std::int64_t sc, std::int64_t batch) {
+    return gemm_strided_batched(Op::N, Op::N, 4, 5, 6, 1.f, fake(1), 6, sa, fake(2), 5, sb, 0.f, fake(3), 5, sc, batch);
+  };
+  EXPECT_EQ(strided(24, 30, 20, -1), Status::InvalidSize);
+  EXPECT_NE(last_error_message().find("batch"), std::string::npos) << last_error_message();
+  EXPECT_EQ(strided(-24, 30, 20, 2), Status::InvalidSize);
+  // C's matrices (4 rows of ldc = 5) must not overlap: stride_c ≥ 20.
+  EXPECT_EQ(strided(24, 30, 19, 2), Status::InvalidLeadingDim);
+  EXPECT_NE(last_error_message().find("overlap"), std::string::npos) << last_error_message();
+  // Empty batch: nothing to check or do.
+  EXPECT_EQ(strided(24, 30, 20, 0), Status::Success);
+  // A size error in the shared shape is reported as for gemm.
+  EXPECT_EQ(gemm_strided_batched(Op::N, Op::N, 4, 5, 6, 1.f, fake(1), 5, 24, fake(2), 5, 30, 0.f, fake(3), 5, 20, 3),
+            Status::InvalidLeadingDim);
+}
+
+TEST(BatchedValidation, PointerArrays) {
+  const __half* a[3] = {fake(1), fake(2), nullptr};
+  const __half* b[3] = {fake(4), fake(5), fake(6)};
+  __half* c[3] = {fake(7), fake(8), fake(9)};
+  EXPECT_EQ(gemm_batched(Op::N, Op::N, 4, 5, 6, 1.f, nullptr, 6, b, 5, 0.f, c, 5, 3), Status::NullPointer);
+  EXPECT_NE(last_error_message().find("A pointer array"), std::string::npos) << last_error_message();
+  // The third A is null: refused, naming the entry, before anything is launched.
+  EXPECT_EQ(gemm_batched(Op::N, Op::N, 4, 5, 6, 1.f, a, 6, b, 5, 0.f, c, 5, 3), Status::NullPointer);
+  EXPECT_NE(last_error_message().find("batch entry 2"), std::string::npos) << last_error_message();
+  EXPECT_EQ(gemm_batched(Op::N, Op::N, 4, 5, 6, 1.f, a, 6, b, 5, 0.f, c, 5, -2), Status::InvalidSize);
+}
+
 }  // namespace
 }  // namespace hgemm

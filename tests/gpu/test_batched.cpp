@@ -1,0 +1,119 @@
+// The batched API on a real device: every product of a batch against the fp64 reference, for
+// batch = 1, 3 and 64, ragged shapes, strided (including a broadcast A with stride 0) and
+// pointer-array forms, through "auto" and explicitly named kernels of each family.
+#include <cstring>
+
+#include "gpu_util.h"
+
+namespace hgemm::test {
+namespace {
+
+struct BatchCase {
+  std::string kernel;
+  Accum accum;
+  Op op_a, op_b;
+  std::int64_t m, n, k, batch;
+  bool pointer_arrays;
+  bool broadcast_a;  // stride_a = 0: one A for every product
+};
+
+std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
+  const BatchCase& c = info.param;
+  std::string s = c.kernel + (c.accum == Accum::F16 ? "_acc16_" : "_acc32_") + (c.op_a == Op::N ? "n" : "t") +
+                  (c.op_b == Op::N ? "n" : "t") + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                  std::to_string(c.k) + "_b" + std::to_string(c.batch) + (c.pointer_arrays ? "_ptrs" : "_strided") +
+                  (c.broadcast_a ? "_bcastA" : "");
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+std::vector<BatchCase> batch_cases() {
+  std::vector<BatchCase> out;
+  for (const char* kernel : {"auto", "cuda.sliced_k", "sm90.wgmma_tma_ws_persistent", "cublas.acc32"})
+    for (std::int64_t batch : {1, 3, 64})
+      for (bool ptrs : {false, true}) {
+        out.push_back({kernel, Accum::F32, Op::N, Op::N, 37, 129, 41, batch, ptrs, false});
+        const Accum second = std::string(kernel) == "cublas.acc32" ? Accum::F32 : Accum::F16;
+        out.push_back({kernel, second, Op::T, Op::N, 7, 300, 130, batch, ptrs, !ptrs});
+      }
+  out.push_back({"auto", Accum::F32, Op::N, Op::T, 129, 7, 1000, 3, false, true});
+  out.push_back({"auto", Accum::F32, Op::N, Op::N, 16, 1000, 2048, 3, false, false});  // skinny, split-K
+  return out;
+}
+
+class Batched : public testing::TestWithParam<BatchCase> {};
+
+TEST_P(Batched, EveryProductMatchesReference) {
+  HGEMM_SKIP_WITHOUT_GPU();
+  const BatchCase& bc = GetParam();
+  {
+    GemmOptions probe;
+    probe.kernel = bc.kernel;
+    __half* none = nullptr;
+    if (std::string(bc.kernel) != "auto" &&
+        resolve_kernel(Op::N, Op::N, 0, 0, 0, none, 1, none, 1, none, 1, probe, nullptr) == Status::UnsupportedArch)
+      GTEST_SKIP() << last_error_message();
+  }
+  const std::int64_t a_rows = bc.op_a == Op::N ? bc.m : bc.k, a_cols = bc.op_a == Op::N ? bc.k : bc.m;
+  const std::int64_t b_rows = bc.op_b == Op::N ? bc.k : bc.n, b_cols = bc.op_b == Op::N ? bc.n : bc.k;
+  // Odd padding between matrices (strides not multiples of 8) and inside rows (ld > width).
+  const std::int64_t lda = a_cols + 3, ldb = b_cols + 1, ldc = bc.n + 2;
+  const std::int64_t stride_a = bc.broadcast_a ? 0 : a_rows * lda + 5, stride_b = b_rows * ldb + 3,
+                     stride_c = bc.m * ldc + 7;
+  const std::int64_t batch = bc.batch;
+  const std::int64_t a_count = bc.broadcast_a ? 1 : batch;
+  std::vector<__half> a(static_cast<std::size_t>(a_count * (a_rows * lda + 5))),
+      b(static_cast<std::size_t>(batch * stride_b)), c(static_cast<std::size_t>(batch * stride_c));
+  ref::fill_random(a.data(), a.size(), 11 + batch, ref::Fill::Uniform);
+  ref::fill_random(b.data(), b.size(), 12 + batch, ref::Fill::Uniform);
+  ref::fill_random(c.data(), c.size(), 13 + batch, ref::Fill::Uniform);
+  const float alpha = 0.75f, beta = -0.5f;
+
+  DeviceHalves da(a.size()), db(b.size()), dc(c.size());
+  da.upload(a, 0), db.upload(b, 0), dc.upload(c, 0);
+  GemmOptions opt;
+  opt.accum = bc.accum;
+  opt.kernel = bc.kernel;
+  Status s;
+  if (bc.pointer_arrays) {
+    std::vector<const __half*> pa, pb;
+    std::vector<__half*> pc;
+    for (std::int64_t i = 0; i < batch; ++i) {
+      pa.push_back(da.get() + i * stride_a), pb.push_back(db.get() + i * stride_b), pc.push_back(dc.get() + i * stride_c);
+    }
+    s = gemm_batched(bc.op_a, bc.op_b, bc.m, bc.n, bc.k, alpha, pa.data(), lda, pb.data(), ldb, beta, pc.data(), ldc,
+                     batch, opt);
+  } else {
+    s = gemm_strided_batched(bc.op_a, bc.op_b, bc.m, bc.n, bc.k, alpha, da.get(), lda, stride_a, db.get(), ldb,
+                             stride_b, beta, dc.get(), ldc, stride_c, batch, opt);
+  }
+  ASSERT_EQ(s, Status::Success) << status_string(s) << ": " << last_error_message();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<__half> got = dc.download(c.size(), 0);
+
+  for (std::int64_t i = 0; i < batch; ++i) {
+    const ref::Reference want =
+        ref::reference_gemm(bc.op_a, bc.op_b, bc.m, bc.n, bc.k, alpha, a.data() + i * stride_a, lda,
+                            b.data() + i * stride_b, ldb, beta, c.data() + i * stride_c, ldc);
+    const ref::ErrorStats e = ref::compare(want, got.data() + i * stride_c, ldc);
+    EXPECT_EQ(e.nonfinite, 0) << "product " << i;
+    EXPECT_LE(e.rel_fro, tolerance_rel_fro(bc.accum, bc.k)) << "product " << i;
+    EXPECT_LE(e.max_scaled, tolerance_max_scaled(bc.accum, bc.k)) << "product " << i;
+    // The gaps between C matrices (and the ld padding) are untouched.
+    for (std::int64_t r = 0; r < bc.m; ++r)
+      for (std::int64_t j = bc.n; j < ldc; ++j) {
+        const std::size_t at = static_cast<std::size_t>(i * stride_c + r * ldc + j);
+        ASSERT_EQ(std::memcmp(&got[at], &c[at], 2), 0) << "padding written, product " << i;
+      }
+    for (std::int64_t g = bc.m * ldc; g < stride_c; ++g) {
+      const std::size_t at = static_cast<std::size_t>(i * stride_c + g);
+      ASSERT_EQ(std::memcmp(&got[at], &c[at], 2), 0) << "gap after product " << i << " written";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Api, Batched, testing::ValuesIn(batch_cases()), batch_name);
+
+}  // namespace
+}  // namespace hgemm::test
