@@ -2,6 +2,7 @@
 
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -32,18 +33,31 @@ bool tma_readable(const __half* ptr, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 8 == 0;
 }
 
-// Copies rows × width halves from (src, ld) to (dst, dst_ld); each thread writes 8 halves
-// with one 16-byte store (dst_ld is a multiple of 8 and dst 16-byte aligned).
+// Copies rows × width halves from (src, ld) to (dst, dst_ld) (dst_ld a multiple of 8, dst 16-byte
+// aligned, width < 2^31): one row per blockIdx.y, 8 halves per thread written with one 16-byte
+// store, read as four 4-byte words where the source row allows, else as eight halves.
 __global__ void repack_kernel(const __half* src, std::int64_t ld, __half* dst, std::int64_t dst_ld, std::int64_t rows,
                               std::int64_t width) {
-  const std::int64_t groups = dst_ld / 8;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < rows * groups;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t r = i / groups, c0 = (i % groups) * 8;
-    alignas(16) __half v[8];
+  const int groups = static_cast<int>(dst_ld / 8), w = static_cast<int>(width);
+  for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const __half* s = src + r * ld;
+    __half* d = dst + r * dst_ld;
+    const bool words = reinterpret_cast<std::uintptr_t>(s) % 4 == 0;
+    for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += gridDim.x * blockDim.x) {
+      const int c0 = g * 8;
+      alignas(16) __half v[8];
+      if (c0 + 8 <= w && words) {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = c0 + j < width ? src[r * ld + c0 + j] : __ushort_as_half(0);
-    *reinterpret_cast<uint4*>(dst + r * dst_ld + c0) = *reinterpret_cast<const uint4*>(v);
+        for (int j = 0; j < 4; ++j) reinterpret_cast<std::uint32_t*>(v)[j] = reinterpret_cast<const std::uint32_t*>(s + c0)[j];
+      } else if (c0 + 8 <= w) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = s[c0 + j];
+      } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = c0 + j < w ? s[c0 + j] : __ushort_as_half(0);
+      }
+      *reinterpret_cast<uint4*>(d + c0) = *reinterpret_cast<const uint4*>(v);
+    }
   }
 }
 
@@ -92,8 +106,10 @@ Status readable_copy(Stored* op, StreamWorkspace& workspace, cudaStream_t stream
   if (Status s = workspace.allocate(static_cast<std::size_t>(op->rows * dst_ld) * sizeof(__half), &dst, message);
       s != Status::Success)
     return s;
-  repack_kernel<<<grid_for(op->rows * dst_ld / 8), 256, 0, stream>>>(op->ptr, op->ld, static_cast<__half*>(dst), dst_ld,
-                                                                     op->rows, op->width);
+  const std::int64_t groups = dst_ld / 8;
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((groups + 255) / 256, 64)),
+                  static_cast<unsigned>(std::min<std::int64_t>(op->rows, 65535)));
+  repack_kernel<<<grid, 256, 0, stream>>>(op->ptr, op->ld, static_cast<__half*>(dst), dst_ld, op->rows, op->width);
   if (Status s = launch_status(message); s != Status::Success) return s;
   op->ptr = static_cast<const __half*>(dst);
   op->ld = dst_ld;
