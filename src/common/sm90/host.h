@@ -49,6 +49,10 @@ Status scale_c(const Problem& p, cudaStream_t stream, std::string* message);
 /// C = alpha·(sum of mode.splits partial sums, in split order) + beta·C: the end of a split-K run.
 Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t stream, std::string* message);
 
+/// Clusters of `cluster` CTAs of `kernel` that fit on the GPU at once (the persistent rungs'
+/// grid), cached per kernel and device; 0 with `message` set on error.
+unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message);
+
 /// Allows `kernel` `bytes` of dynamic shared memory.
 Status set_smem_limit(const void* kernel, int bytes, std::string* message);
 

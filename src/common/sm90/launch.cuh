@@ -84,11 +84,3 @@ auto one_block_per_tile(const Problem& p, std::string* message) {
 }
 
 }  // namespace hgemm::detail::sm90
-
-namespace hgemm::detail::sm90 {
-
-/// Clusters of `cluster` CTAs of `kernel` that fit on the GPU at once (the persistent rungs'
-/// grid), cached per kernel and device; 0 with `message` set on error.
-unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message);
-
-}  // namespace hgemm::detail::sm90
