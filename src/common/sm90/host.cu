@@ -88,7 +88,8 @@ __global__ void reduce_splits_kernel(Problem p, const float* partials, int split
   }
 }
 
-unsigned grid_for(std::int64_t items) {
+// A grid-stride grid of 256-thread blocks for `items` elements.
+unsigned elementwise_grid(std::int64_t items) {
   const std::int64_t blocks = (items + 255) / 256;
   return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks > 0 ? blocks : 1) : 65535 * 16);
 }
@@ -183,7 +184,7 @@ Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& w
 }
 
 Status scale_c(const Problem& p, cudaStream_t stream, std::string* message) {
-  scale_c_kernel<<<grid_for(p.m * p.n), 256, 0, stream>>>(p);
+  scale_c_kernel<<<elementwise_grid(p.m * p.n), 256, 0, stream>>>(p);
   return launch_status(message);
 }
 
@@ -191,7 +192,7 @@ Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t st
   // Programmatic dependent launch: the reduction is launched while the GEMM kernel drains and
   // waits in griddepcontrol.wait for its results, hiding one launch latency.
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid_for(p.m * p.n));
+  config.gridDim = dim3(elementwise_grid(p.m * p.n));
   config.blockDim = dim3(256);
   config.stream = stream;
   cudaLaunchAttribute early[1];
@@ -219,9 +220,14 @@ Status set_smem_limit(const void* kernel, int bytes, std::string* message) {
   return Status::Success;
 }
 
-}  // namespace hgemm::detail::sm90
-
-namespace hgemm::detail::sm90 {
+cudaLaunchAttribute cluster_dims(int cluster) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  return attr;
+}
 
 unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message) {
   static std::mutex mutex;
@@ -235,11 +241,7 @@ unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int 
   config.gridDim = dim3(cluster);
   config.blockDim = dim3(threads);
   config.dynamicSmemBytes = smem_bytes;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
+  cudaLaunchAttribute attr[1] = {cluster_dims(cluster)};
   config.attrs = attr;
   config.numAttrs = 1;
   int clusters = 0;

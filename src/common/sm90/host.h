@@ -49,6 +49,9 @@ Status scale_c(const Problem& p, cudaStream_t stream, std::string* message);
 /// C = alpha·(sum of mode.splits partial sums, in split order) + beta·C: the end of a split-K run.
 Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t stream, std::string* message);
 
+/// The launch attribute that runs a grid in clusters of `cluster` CTAs along x.
+cudaLaunchAttribute cluster_dims(int cluster);
+
 /// Clusters of `cluster` CTAs of `kernel` that fit on the GPU at once (the persistent rungs'
 /// grid), cached per kernel and device; 0 with `message` set on error.
 unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message);

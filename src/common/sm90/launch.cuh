@@ -33,11 +33,11 @@ Status dispatch_kernel(const Problem& p, F&& f) {
 }
 
 /// Launches kernel_entry<KernelT<…>>(p, maps of A, B, C, epilogue mode) with KernelT<…>::kThreads threads and
-/// kSmemBytes of shared memory; `grid_for(kernel, smem, &mode, workspace)` returns the grid size
+/// kSmemBytes of shared memory; `plan(kernel, smem, &mode, workspace)` returns the grid size
 /// and may turn on split-K in `mode` (taking its partial sums from `workspace`) (0: error, with
 /// `message` set). A kernel whose kClusterSize > 1 runs in clusters of that many CTAs along x.
-template <template <bool, bool, typename> class KernelT, typename GridFor>
-Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std::string* message, GridFor grid_for) {
+template <template <bool, bool, typename> class KernelT, typename Plan>
+Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std::string* message, Plan plan) {
   if (p.k == 0) return scale_c(p, stream, message);
   StreamWorkspace workspace(stream);
   OperandMaps maps{};
@@ -48,19 +48,15 @@ Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std
     using K = typename decltype(tag)::type;
     const void* fn = reinterpret_cast<const void*>(&kernel_entry<K>);
     if (Status s = set_smem_limit(fn, K::kSmemBytes, message); s != Status::Success) return s;
-    const unsigned blocks = grid_for(fn, K::kSmemBytes, &mode, workspace);
+    const unsigned blocks = plan(fn, K::kSmemBytes, &mode, workspace);
     if (blocks == 0) return Status::CudaError;
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(blocks);
     config.blockDim = dim3(K::kThreads);
     config.dynamicSmemBytes = K::kSmemBytes;
     config.stream = stream;
-    cudaLaunchAttribute cluster[1];
+    cudaLaunchAttribute cluster[1] = {cluster_dims(K::kClusterSize)};
     if (K::kClusterSize > 1) {
-      cluster[0].id = cudaLaunchAttributeClusterDimension;
-      cluster[0].val.clusterDim.x = K::kClusterSize;
-      cluster[0].val.clusterDim.y = 1;
-      cluster[0].val.clusterDim.z = 1;
       config.attrs = cluster;
       config.numAttrs = 1;
     }
