@@ -15,6 +15,14 @@ const std::vector<const KernelEntry*>& registry() {
       &entry_cuda_t8x8_f16x8_pack_bcf(),
       &entry_cuda_t8x8_f16x8_pack_bcf_dbuf(),
       &entry_cuda_t8x8_hfma2(),
+      // Tensor cores, sm_80 style: nvcuda::wmma, then mma.sync PTX with ldmatrix.
+      &entry_wmma_m16n16k16_naive(),
+      &entry_wmma_m16n16k16_mma4x2_warp2x4(),
+      &entry_wmma_m16n16k16_stages(),
+      &entry_mma_m16n8k16_naive(),
+      &entry_mma_m16n8k16_mma2x4_warp4x4(),
+      &entry_mma_m16n8k16_stages(),
+      &entry_mma_m16n8k16_stages_swizzle(),
       // Hopper: wgmma, TMA, mbarrier pipelines, warp specialisation, persistence, clusters.
       &entry_sm90_wgmma_tma(),
       &entry_sm90_wgmma_tma_ws(),

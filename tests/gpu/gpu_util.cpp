@@ -82,6 +82,11 @@ std::vector<Case> build_cases() {
   // Leading dimensions larger than the width: odd pads (rows not 16-byte aligned) and aligned ones.
   { Case& c = add(127, 129, 129); c.lda_pad = 3, c.ldb_pad = 5, c.ldc_pad = 9, c.beta = 0.5f; }
   { Case& c = add(129, 127, 257); c.lda_pad = 8, c.ldb_pad = 8, c.ldc_pad = 8; }
+  // Rows 16-byte aligned (lda, ldb, ldc multiples of 8) with ragged M, N, K: what the kernels that
+  // need aligned rows (cp.async, TMA in place) can take.
+  { Case& c = add(129, 127, 4093); c.lda_pad = 3, c.ldb_pad = 1, c.ldc_pad = 1, c.beta = 0.5f; }
+  { Case& c = add(7, 4093, 127); c.lda_pad = 1, c.ldb_pad = 3, c.ldc_pad = 3; }
+  { Case& c = add(1, 129, 127); c.lda_pad = 1, c.ldb_pad = 7, c.ldc_pad = 7, c.alpha = -1.f; }
   // Base pointers aligned to 2 bytes only.
   { Case& c = add(127, 129, 130); c.offset = 1, c.beta = -1.f; }
   // Few rows, long K (the sm90 rung's skinny path: swapped operands, split-K partial sums).

@@ -11,7 +11,13 @@ struct KernelCase {
   std::string kernel;
   Accum accum;
   Case problem;
+  int align = 1;  // the entry's alignment requirement (KernelInfo::align)
 };
+
+// Whether the case meets an entry's alignment: pointers and leading dimensions multiples of it.
+bool meets_alignment(const Case& c, int align) {
+  return align <= 1 || (c.offset % align == 0 && c.lda() % align == 0 && c.ldb() % align == 0 && c.ldc() % align == 0);
+}
 
 std::string param_name(const testing::TestParamInfo<KernelCase>& info) {
   const KernelCase& p = info.param;
@@ -30,7 +36,7 @@ std::vector<KernelCase> family_cases(const std::string& family) {
     for (Accum acc : {Accum::F16, Accum::F32}) {
       if (!(k.accums & accum_bit(acc))) continue;
       for (const Case& c : standard_cases())
-        if (k.ops & op_bit(c.op_a, c.op_b)) out.push_back({k.id, acc, c});
+        if (k.ops & op_bit(c.op_a, c.op_b)) out.push_back({k.id, acc, c, k.align});
     }
   }
   return out;
@@ -92,6 +98,16 @@ TEST_P(RaggedShapes, MatchesReference) {
   const KernelCase& p = GetParam();
   const Case& c = p.problem;
   HGEMM_SKIP_IF_ARCH_UNSUPPORTED(p.kernel);
+  if (!meets_alignment(c, p.align)) {  // refused with a clear status, before any launch
+    GemmOptions o;
+    o.kernel = p.kernel;
+    o.accum = p.accum;
+    DeviceHalves a(64), b(64), dc(64);
+    const Status s = gemm(c.op_a, c.op_b, c.m, c.n, c.k, c.alpha, a.get() + c.offset, c.lda(), b.get() + c.offset,
+                          c.ldb(), c.beta, dc.get() + c.offset, c.ldc(), o);
+    EXPECT_EQ(s, Status::Misaligned) << last_error_message();
+    return;
+  }
   const CaseData& d = case_data(c);
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
@@ -121,6 +137,8 @@ TEST_P(RaggedShapes, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CudaCore, RaggedShapes, testing::ValuesIn(family_cases("cuda")), param_name);
+INSTANTIATE_TEST_SUITE_P(Wmma, RaggedShapes, testing::ValuesIn(family_cases("wmma")), param_name);
+INSTANTIATE_TEST_SUITE_P(Mma, RaggedShapes, testing::ValuesIn(family_cases("mma")), param_name);
 INSTANTIATE_TEST_SUITE_P(Sm90, RaggedShapes, testing::ValuesIn(family_cases("sm90")), param_name);
 INSTANTIATE_TEST_SUITE_P(Cublas, RaggedShapes, testing::ValuesIn(family_cases("cublas")), param_name);
 

@@ -1,0 +1,130 @@
+// Mechanics shared by the sm_80-style tensor-core ladders (wmma/, mma/): staging a tile of op(A)
+// or op(B) into shared memory with zeros outside the matrix, ldmatrix, mma.sync m16n8k16, and
+// writing an m16n8 accumulator fragment through the common epilogue.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "common/accum.cuh"
+#include "common/epilogue.cuh"
+#include "common/operand.cuh"
+
+namespace hgemm::detail {
+
+/// Copies the R×C tile of op(X) (rows×cols) whose corner is (row0, col0) into `dst` (row
+/// stride LDS halves), zeros outside op(X); the THREADS threads of the block share the work.
+/// op N reads 8-halves row segments (16-byte loads where aligned); op T reads elements, with
+/// consecutive threads on consecutive stored elements.
+template <Op O, int R, int C, int LDS, int THREADS>
+__device__ __forceinline__ void stage_tile(__half* dst, const __half* x, std::int64_t ld, std::int64_t rows,
+                                           std::int64_t cols, std::int64_t row0, std::int64_t col0, int tid) {
+  if constexpr (O == Op::N) {
+    static_assert(C % 8 == 0, "row segments of 8");
+    for (int s = tid; s < R * C / 8; s += THREADS) {
+      const int r = s / (C / 8), c = (s % (C / 8)) * 8;
+      st_vec<8>(dst + r * LDS + c, load_row_segment<8>(x, ld, rows, cols, row0 + r, col0 + c));
+    }
+  } else {
+    for (int e = tid; e < R * C; e += THREADS) {
+      const int r = e % R, c = e / R;
+      dst[r * LDS + c] = load_op_element<Op::T>(x, ld, rows, cols, row0 + r, col0 + c);
+    }
+  }
+}
+
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// Four 8×8 matrices from shared memory: lane l gives the address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const __half* row_address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(row_address)));
+}
+
+/// Two 8×8 matrices, transposed on the way (for B stored k-major in shared memory).
+__device__ __forceinline__ void ldmatrix_x2_trans(std::uint32_t (&r)[2], const __half* row_address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(smem_u32(row_address)));
+}
+
+/// Four 8×8 matrices, transposed on the way.
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const __half* row_address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(row_address)));
+}
+
+/// Asynchronous 16-byte copy global → shared; only the first `bytes` (0..16) are read, the rest
+/// of the 16 bytes is zero-filled.
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/// Waits until at most N committed groups of this thread's copies are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/// Issues cp.async copies of the R×C tile at (row0, col0) of a row-major rows×cols matrix whose
+/// rows are 16-byte aligned (ld % 8 == 0, aligned base) into shared memory, 8 halves per copy;
+/// `at(r, c)` is the shared-memory element offset of tile element (r, c), c a multiple of 8
+/// (padding or swizzle). Chunks past the matrix are zero-filled, partial ones at the right edge
+/// partly.
+template <int R, int C, int THREADS, typename At>
+__device__ __forceinline__ void async_tile(__half* dst, const __half* x, std::int64_t ld, std::int64_t rows,
+                                           std::int64_t cols, std::int64_t row0, std::int64_t col0, int tid, At at) {
+  for (int s = tid; s < R * C / 8; s += THREADS) {
+    const int r = s / (C / 8), c = (s % (C / 8)) * 8;
+    const std::int64_t gr = row0 + r, gc = col0 + c;
+    int bytes = 0;
+    const __half* src = x;
+    if (gr < rows && gc < cols) {
+      bytes = static_cast<int>(cols - gc < 8 ? cols - gc : 8) * 2;
+      src = x + gr * ld + gc;
+    }
+    cp_async_16(dst + at(r, c), src, bytes);
+  }
+}
+
+/// Accumulator registers of one m16n8 tile: four floats, or two half2 (as 32-bit words).
+template <typename Acc> struct MmaAcc;
+template <> struct MmaAcc<float> { float r[4] = {0.f, 0.f, 0.f, 0.f}; };
+template <> struct MmaAcc<__half> { std::uint32_t r[2] = {0u, 0u}; };
+
+/// D += A·B for one m16n8k16 tile (A: 4 registers, B: 2, in the ldmatrix fragment layout).
+__device__ __forceinline__ void mma_m16n8k16(MmaAcc<float>& d, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d.r[0]), "+f"(d.r[1]), "+f"(d.r[2]), "+f"(d.r[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mma_m16n8k16(MmaAcc<__half>& d, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};"
+      : "+r"(d.r[0]), "+r"(d.r[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// Writes an m16n8 accumulator tile whose corner is C(row0, col0): lane l holds columns
+/// 2(l % 4), +1 of rows l / 4 and l / 4 + 8 (PTX ISA, mma.m16n8k16 D fragment).
+template <typename Acc>
+__device__ __forceinline__ void store_mma_tile(const Problem& p, std::int64_t row0, std::int64_t col0,
+                                               const MmaAcc<Acc>& d, int lane) {
+  const std::int64_t row = row0 + lane / 4, col = col0 + 2 * (lane % 4);
+  if constexpr (sizeof(Acc) == 4) {
+    store_c<2>(p, row, col, &d.r[0]);
+    store_c<2>(p, row + 8, col, &d.r[2]);
+  } else {
+    store_c<2>(p, row, col, reinterpret_cast<const __half*>(&d.r[0]));
+    store_c<2>(p, row + 8, col, reinterpret_cast<const __half*>(&d.r[1]));
+  }
+}
+
+}  // namespace hgemm::detail
