@@ -141,18 +141,25 @@ TEST_F(ApiGpu, ThreadsCanCallConcurrently) {
   for (double e : errors) EXPECT_LE(e, tolerance_rel_fro(Accum::F32, cs->k));
 }
 
-// A has more than 2^31 elements: offsets into it must be 64-bit in every kernel.
+// A has more than 2^31 elements: offsets into it must be 64-bit in every kernel. Kernels that
+// need aligned rows (KernelInfo::align > 1) get K and N that are multiples of 8; the others get
+// odd ones, so their unaligned paths see the large offsets too.
 TEST_F(ApiGpu, OffsetsBeyond2To31) {
   if (std::getenv("HGEMM_TEST_MAX_DIM")) GTEST_SKIP() << "large test skipped under HGEMM_TEST_MAX_DIM";
-  const std::int64_t m = 65539, n = 5, k = 32771;  // m·k = 2.15e9 > 2^31
-  std::vector<__half> ha(static_cast<std::size_t>(m * k)), hb(static_cast<std::size_t>(k * n));
+  struct Shape {
+    std::int64_t n, k;
+  };
+  const std::int64_t m = 65539;                                  // m·k ≥ 2.15e9 > 2^31
+  const Shape odd{5, 32771}, aligned{8, 32776}, largest{8, 32776};  // largest: the allocation
+  std::vector<__half> ha(static_cast<std::size_t>(m * largest.k)), hb(static_cast<std::size_t>(largest.k * largest.n));
   ref::fill_random(ha.data(), ha.size(), 77, ref::Fill::SmallInts);
   ref::fill_random(hb.data(), hb.size(), 78, ref::Fill::SmallInts);
-  DeviceHalves a(ha.size()), b(hb.size()), c(static_cast<std::size_t>(m * n));
+  DeviceHalves a(ha.size()), b(hb.size()), c(static_cast<std::size_t>(m * largest.n));
   a.upload(ha), b.upload(hb);
   const std::vector<std::int64_t> rows = {0, 1, 32767, 32768, m / 2, m - 2, m - 1};
   for (const KernelInfo& info : kernels()) {
     if (!(info.ops & kOpNN)) continue;
+    const auto [n, k] = info.align > 1 ? aligned : odd;  // A is m×k with lda = k, B k×n, C m×n
     for (Accum acc : {Accum::F16, Accum::F32}) {
       if (!(info.accums & accum_bit(acc))) continue;
       GemmOptions o;
