@@ -40,6 +40,7 @@ enum class Status : int {
   NoDevice,           ///< no usable CUDA device
   CudaError,          ///< a CUDA runtime call or a kernel launch failed
   CublasError,        ///< a cuBLAS call failed (baseline kernels only)
+  UnsupportedShape,   ///< the kernel handles only some shapes (e.g. skinny.m16_mma_nt: M <= 16)
 };
 
 /// A short, fixed description of a status value.

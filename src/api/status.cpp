@@ -18,6 +18,7 @@ const char* status_string(Status s) {
     case Status::NoDevice: return "no usable CUDA device";
     case Status::CudaError: return "CUDA error";
     case Status::CublasError: return "cuBLAS error";
+    case Status::UnsupportedShape: return "shape not supported by the requested kernel";
   }
   return "unknown status";
 }

@@ -23,6 +23,8 @@ const std::vector<const KernelEntry*>& registry() {
       &entry_mma_m16n8k16_mma2x4_warp4x4(),
       &entry_mma_m16n8k16_stages(),
       &entry_mma_m16n8k16_stages_swizzle(),
+      // Decode shapes: M <= 16 streamed against B stored N x K.
+      &entry_skinny_m16_mma_nt(),
       // Hopper: wgmma, TMA, mbarrier pipelines, warp specialisation, persistence, clusters.
       &entry_sm90_wgmma_tma(),
       &entry_sm90_wgmma_tma_ws(),

@@ -53,6 +53,7 @@ const KernelEntry& entry_mma_m16n8k16_naive();
 const KernelEntry& entry_mma_m16n8k16_mma2x4_warp4x4();
 const KernelEntry& entry_mma_m16n8k16_stages();
 const KernelEntry& entry_mma_m16n8k16_stages_swizzle();
+const KernelEntry& entry_skinny_m16_mma_nt();
 const KernelEntry& entry_sm90_wgmma_tma();
 const KernelEntry& entry_sm90_wgmma_tma_ws();
 const KernelEntry& entry_sm90_wgmma_tma_ws_persistent();

@@ -119,7 +119,46 @@ std::vector<Case> build_cases() {
   return cases;
 }
 
+// The smallest padding that makes a row of `width` elements (at least 1) a multiple of 8, plus
+// `extra` (a multiple of 8).
+std::int64_t pad_to_8(std::int64_t width, std::int64_t extra = 0) {
+  return (8 - std::max<std::int64_t>(width, 1) % 8) % 8 + extra;
+}
+
+std::vector<Case> build_skinny_cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t extra = 0) -> Case& {
+    Case c;
+    c.m = m, c.n = n, c.k = k, c.op_a = Op::N, c.op_b = Op::T;
+    c.lda_pad = pad_to_8(k, extra), c.ldb_pad = pad_to_8(k, extra), c.ldc_pad = pad_to_8(n, extra);
+    cases.push_back(c);
+    return cases.back();
+  };
+  // Every M up to the limit's edges, N around the 8- and 32-column groups, K around the 8-wide
+  // chunks and 32-deep steps (and past several steps per warp).
+  for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {1, 1, 1}, {1, 7, 5}, {2, 33, 31}, {7, 129, 33}, {15, 4093, 127}, {16, 32, 32}, {16, 31, 1000},
+           {16, 1000, 4093}, {3, 257, 8200}, {1, 4096, 4096}, {16, 4096, 4096}, {9, 8, 263}})
+    add(m, n, k);
+  { Case& c = add(16, 129, 1000, 8); c.alpha = -1.5f, c.beta = 0.75f; }
+  { Case& c = add(5, 300, 777, 16); c.alpha = 0.5f, c.beta = -2.f; }
+  add(16, 129, 0).beta = 0.5f;  // C = beta·C
+  add(7, 129, 0);               // exact zeros over a NaN-poisoned C
+  for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{16, 257, 4093}, {1, 100, 2048}}) {
+    Case& c = add(m, n, k);
+    c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f;
+  }
+  std::uint64_t seed = 1001;
+  for (Case& c : cases) c.seed = seed++;
+  return cases;
+}
+
 }  // namespace
+
+const std::vector<Case>& skinny_cases() {
+  static const std::vector<Case> cases = build_skinny_cases();
+  return cases;
+}
 
 const std::vector<Case>& standard_cases() {
   static const std::vector<Case> cases = build_cases();

@@ -65,6 +65,10 @@ struct Case {
 /// the cases with a larger dimension (for compute-sanitizer runs).
 const std::vector<Case>& standard_cases();
 
+/// Decode-shaped cases (M <= 16, op nt, leading dimensions multiples of 8, some with padding
+/// beyond that): what skinny.m16_mma_nt takes. Ragged N and K, K = 0, alpha/beta, exact data.
+const std::vector<Case>& skinny_cases();
+
 /// The inputs of a case and their fp64 reference, computed once per process.
 struct CaseData {
   std::vector<__half> a, b, c;  ///< stored matrices, padding included

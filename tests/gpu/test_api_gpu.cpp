@@ -31,10 +31,29 @@ TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   const bool hopper = resolve_kernel(Op::N, Op::N, 64, 64, 64, a.get(), 64, b.get(), 64, c.get(), 64, probe,
                                      nullptr) == Status::Success;
   const std::string top = "sm90.wgmma_tma_ws_persistent";
-  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()), hopper ? top : "cuda.t8x8_hfma2");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()),
+            hopper ? top : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()),
-            hopper ? top : "cuda.t8x8_f16x8_pack_bcf_dbuf");
-  EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()), hopper ? top : "cuda.sliced_k");
+            hopper ? top : "mma.m16n8k16_stages_swizzle");
+  EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()),
+            hopper ? top : "mma.m16n8k16_mma2x4_warp4x4");
+  // Decode shapes (M <= 16, B stored N×K, aligned rows) go to the streaming kernel on any arch.
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F16, 16, 64, 64, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 1, 64, 64, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 17, 64, 64, a.get(), b.get(), c.get()),
+            hopper ? top : "mma.m16n8k16_stages_swizzle");
+}
+
+TEST_F(ApiGpu, ShapeLimitedKernelRefusesOtherShapes) {
+  DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
+  GemmOptions o;
+  o.kernel = "skinny.m16_mma_nt";
+  EXPECT_EQ(gemm(Op::N, Op::T, 17, 64, 64, 1.f, a.get(), 64, b.get(), 64, 0.f, c.get(), 64, o),
+            Status::UnsupportedShape);
+  EXPECT_NE(last_error_message().find("M = 17"), std::string::npos) << last_error_message();
+  EXPECT_EQ(gemm(Op::N, Op::T, 16, 64, 64, 1.f, a.get(), 64, b.get(), 64, 0.f, c.get(), 64, o), Status::Success)
+      << last_error_message();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 TEST_F(ApiGpu, AutoNeverPicksAnEntryThatRefusesTheProblem) {

@@ -28,15 +28,18 @@ std::string param_name(const testing::TestParamInfo<KernelCase>& info) {
   return s;
 }
 
-// Every (kernel, accumulation, case) of one family that the kernel's entry says it supports.
-std::vector<KernelCase> family_cases(const std::string& family) {
+// Every (kernel, accumulation, case) of one family that the kernel's entry says it supports,
+// over the standard cases with at most `max_m` rows (a limit of the skinny family), then `extra`.
+std::vector<KernelCase> family_cases(const std::string& family, std::int64_t max_m = INT64_MAX,
+                                     const std::vector<Case>& extra = {}) {
   std::vector<KernelCase> out;
   for (const KernelInfo& k : kernels()) {
     if (k.family != family) continue;
     for (Accum acc : {Accum::F16, Accum::F32}) {
       if (!(k.accums & accum_bit(acc))) continue;
-      for (const Case& c : standard_cases())
-        if (k.ops & op_bit(c.op_a, c.op_b)) out.push_back({k.id, acc, c, k.align});
+      for (const std::vector<Case>* set : {&standard_cases(), &extra})
+        for (const Case& c : *set)
+          if (k.ops & op_bit(c.op_a, c.op_b) && c.m <= max_m) out.push_back({k.id, acc, c, k.align});
     }
   }
   return out;
@@ -139,6 +142,8 @@ TEST_P(RaggedShapes, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(CudaCore, RaggedShapes, testing::ValuesIn(family_cases("cuda")), param_name);
 INSTANTIATE_TEST_SUITE_P(Wmma, RaggedShapes, testing::ValuesIn(family_cases("wmma")), param_name);
 INSTANTIATE_TEST_SUITE_P(Mma, RaggedShapes, testing::ValuesIn(family_cases("mma")), param_name);
+INSTANTIATE_TEST_SUITE_P(Skinny, RaggedShapes, testing::ValuesIn(family_cases("skinny", 16, skinny_cases())),
+                         param_name);
 INSTANTIATE_TEST_SUITE_P(Sm90, RaggedShapes, testing::ValuesIn(family_cases("sm90")), param_name);
 INSTANTIATE_TEST_SUITE_P(Cublas, RaggedShapes, testing::ValuesIn(family_cases("cublas")), param_name);
 

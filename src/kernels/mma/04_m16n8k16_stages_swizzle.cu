@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "common/launch.cuh"
+#include "common/swizzle.h"
 #include "common/tc.cuh"
 #include "registry/registry.h"
 
@@ -31,15 +32,6 @@ struct Config {
   static constexpr int THREADS = 32 * WARPS_M * WARPS_N, GROUP = 8;
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "whole ldmatrix.x4 tiles");
 };
-
-/// Element offset of (r, c) in a swizzled tile with rows of ROW halves (c a multiple of 8 for the
-/// chunk, plus an offset inside it).
-template <int ROW>
-__host__ __device__ constexpr int swizzled(int r, int c) {
-  static_assert(ROW == 32 || ROW % 64 == 0, "rows of 64 bytes or of a multiple of 128 bytes");
-  const int f = ROW == 32 ? (r / 2) % 4 : r % 8;
-  return r * ROW + (((c / 8) ^ f) * 8) + c % 8;
-}
 
 /// Two adjacent accumulators into shared memory with one 4- or 8-byte store.
 __device__ __forceinline__ void park_pair(__half* dst, __half x, __half y) {

@@ -1,0 +1,25 @@
+#include "common/occupancy.h"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace hgemm::detail {
+
+int resident_blocks(const void* kernel, int threads, std::size_t smem_bytes) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, int> cache;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return cudaGetLastError(), 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find({kernel, device}); it != cache.end()) return it->second;
+  int per_sm = 0, sms = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return cudaGetLastError(), 0;
+  return cache[{kernel, device}] = per_sm * sms;
+}
+
+}  // namespace hgemm::detail
