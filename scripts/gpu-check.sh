@@ -6,12 +6,18 @@
 #   bench     hgemm-bench: the ladder suite, both accumulations (and 8192³ when HGEMM_CHECK_BIG=1)
 #   sm90      hgemm-bench of the Hopper rungs against cuBLAS: 4096³, 8192³ (and 16384³ when
 #             HGEMM_CHECK_BIG=1) for op nn and nt, then the llm suite (bench-sm90.json, bench-llm.json)
+#   tc        hgemm-bench of the sm_80-style tensor-core ladder (wmma.*, mma.*) against cuBLAS:
+#             4096³ and 8192³, op nn and nt (bench-tc-{nn,nt}.json)
+#   auto      hgemm-bench --kernels auto --suite auto (op nt; HGEMM_AUTO_OPS for more): the
+#             library's own choice against cuBLAS over squares, llm, skinny, ragged and odd-ld
+#             shapes, with the geometric-mean ratio and the worst shape (bench-auto-<op>.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   banks     ncu's shared-memory counters for every kernel at 2048³ (banks_ncu.csv), compared with
 #             the bank model by hgemm-banks (docs/bank-conflicts.md is generated from that CSV)
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
 # Environment:
-#   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench banks python"; also "sm90")
+#   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench banks python"; also "sm90",
+#                       "tc", "auto")
 #   HGEMM_CUDA_ARCHS    architectures to compile (default: the GPU's own, 90a on an H100/H200)
 #   HGEMM_BUILD_DIR     build folder (default build-gpu)
 #   HGEMM_BENCH_ARGS    extra hgemm-bench arguments (e.g. --kernels 'cuda.*')
@@ -127,6 +133,22 @@ if want sm90; then
       --accum both --json "$out/bench-llm.json" >>"$out/bench-sm90.txt" 2>>"$log"
     summary+=("bench llm: rc $?")
   fi
+fi
+
+if want tc; then
+  for op in nn nt; do
+    timeout 300 "$build/tools/hgemm-bench" --kernels 'wmma.*,mma.*' --shapes 4096x4096x4096,8192x8192x8192 --op $op \
+      --accum both --json "$out/bench-tc-$op.json" >>"$out/bench.txt" 2>>"$log"
+    summary+=("bench tc $op: rc $?")
+  done
+fi
+
+if want auto; then
+  for op in ${HGEMM_AUTO_OPS:-nt}; do
+    timeout 400 "$build/tools/hgemm-bench" --kernels auto --suite auto --op "$op" --accum both \
+      --json "$out/bench-auto-$op.json" >>"$out/bench.txt" 2>>"$log"
+    summary+=("bench auto $op: rc $?")
+  done
 fi
 
 if want banks; then

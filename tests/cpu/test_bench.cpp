@@ -1,6 +1,8 @@
 // The host-side pieces of hgemm-bench: argument parsing, suites, kernel selection, reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "config.h"
@@ -16,8 +18,33 @@ TEST(BenchConfig, ParsesShapes) {
   EXPECT_EQ(s[1].n, 7);
   EXPECT_EQ(s[1].k, 129);
   EXPECT_EQ(s[0].str(), "4096x4096x4096");
-  for (const char* bad : {"", "4096x4096", "1x2x3x4", "ax2x3", "-1x2x3", "1x2x3.5"})
+  for (const char* bad : {"", "4096x4096", "1x2x3x4", "ax2x3", "-1x2x3", "1x2x3.5", "1x2x3:ld", "1x2x3:ld0",
+                          "1x2x3:4", "1x2x3:ldx"})
     EXPECT_THROW(parse_shapes(bad), std::invalid_argument) << bad;
+}
+
+TEST(BenchConfig, ParsesLeadingDimensions) {
+  const auto s = parse_shapes("4096x4096x4096:ld4099,7x7x7");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].ld, 4099);
+  EXPECT_EQ(s[1].ld, 0);
+  EXPECT_EQ(s[0].str(), "4096x4096x4096:ld4099");
+  EXPECT_EQ(parse_shapes(s[0].str())[0].ld, 4099);
+}
+
+TEST(BenchConfig, AutoSuiteCoversTheGrid) {
+  const auto s = suite_shapes("auto");
+  auto has = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t ld = 0) {
+    return std::any_of(s.begin(), s.end(), [&](const Shape& x) { return x.m == m && x.n == n && x.k == k && x.ld == ld; });
+  };
+  for (std::int64_t d : {256, 4095, 4096, 8191, 16384}) EXPECT_TRUE(has(d, d, d)) << d;
+  for (std::int64_t m : {1, 2, 4, 8, 16, 32, 64, 128})
+    for (std::int64_t nk : {4096, 8192}) EXPECT_TRUE(has(m, nk, nk)) << m << " " << nk;
+  for (const Shape& x : suite_shapes("llm")) EXPECT_TRUE(has(x.m, x.n, x.k)) << x.str();
+  EXPECT_TRUE(has(4095, 4097, 4093));
+  EXPECT_TRUE(has(4096, 4096, 4096, 4099));
+  std::set<std::string> names;
+  for (const Shape& x : s) EXPECT_TRUE(names.insert(x.str()).second) << "listed twice: " << x.str();
 }
 
 TEST(BenchConfig, SuitesExist) {
@@ -58,6 +85,8 @@ TEST(BenchConfig, SelectsKernelsInRegistryOrder) {
   const auto some = select_kernels("*dbuf,cuda.naive");
   EXPECT_EQ(some, (std::vector<std::string>{"cuda.naive", "cuda.t8x8_f16x8_pack_bcf_dbuf"}));
   EXPECT_THROW(select_kernels("cuda.nothing*"), std::invalid_argument);
+  EXPECT_EQ(select_kernels("auto"), std::vector<std::string>{"auto"});
+  EXPECT_EQ(select_kernels("cuda.naive,auto"), (std::vector<std::string>{"auto", "cuda.naive"}));
 }
 
 Row sample_row() {
@@ -86,11 +115,33 @@ TEST(BenchReport, JsonCarriesHeaderAndRows) {
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
 }
 
+TEST(BenchReport, SummaryGivesGeometricMeanAndWorstShape) {
+  std::vector<Row> rows;
+  auto add = [&](const char* kernel, std::int64_t m, double pct) {
+    Row r = sample_row();
+    r.kernel = kernel, r.m = m, r.pct_cublas = pct;
+    rows.push_back(r);
+  };
+  add("auto", 1, 200), add("auto", 2, 50), add("auto", 3, 100), add("cublas.acc16", 1, 100);
+  Row failed = sample_row();
+  failed.kernel = "auto", failed.error = "unsupported";
+  rows.push_back(failed);
+  const std::vector<Summary> s = summarize(rows);
+  ASSERT_EQ(s.size(), 1u);  // baselines and failed runs are left out
+  EXPECT_EQ(s[0].kernel, "auto");
+  EXPECT_EQ(s[0].shapes, 3);
+  EXPECT_NEAR(s[0].geomean_ratio, 1.0, 1e-12);  // (2 · 0.5 · 1)^(1/3)
+  EXPECT_NEAR(s[0].worst_ratio, 0.5, 1e-12);
+  EXPECT_EQ(s[0].worst_shape, "2x4096x4096 nn");
+  EXPECT_NE(format_summary(s).find("2x4096x4096 nn"), std::string::npos);
+  EXPECT_EQ(to_json(Header{}, rows)["summary"][0]["worst_ratio"], 0.5);
+}
+
 TEST(BenchReport, CsvHasOneLinePerRowAndQuotes) {
   Row r = sample_row();
   r.error = "bad, \"really\"";
   const std::string csv = to_csv({sample_row(), r});
-  EXPECT_EQ(csv.rfind("kernel,m,n,k,op,accum,median_ms", 0), 0u);
+  EXPECT_EQ(csv.rfind("kernel,resolved,m,n,k,ld,op,accum,median_ms", 0), 0u);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
   EXPECT_NE(csv.find("\"bad, \"\"really\"\"\""), std::string::npos) << csv;
 }

@@ -41,20 +41,32 @@ std::int64_t parse_dim(const std::string& text, const std::string& whole) {
 
 }  // namespace
 
-std::string Shape::str() const { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
+std::string Shape::str() const {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + (ld ? ":ld" + std::to_string(ld) : "");
+}
 
 std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> shapes;
   for (const std::string& item : split(text, ',')) {
-    const std::vector<std::string> dims = split(lower(item), 'x');
+    std::string dims_text = lower(item);
+    std::int64_t ld = 0;
+    if (const std::size_t colon = dims_text.find(':'); colon != std::string::npos) {
+      const std::string suffix = dims_text.substr(colon + 1);
+      if (suffix.rfind("ld", 0) != 0)
+        throw std::invalid_argument("bad shape '" + item + "': expected MxNxK:ldL, e.g. 4096x4096x4096:ld4099");
+      ld = parse_dim(suffix.substr(2), item);
+      if (ld == 0) throw std::invalid_argument("bad shape '" + item + "': the leading dimension must be positive");
+      dims_text.resize(colon);
+    }
+    const std::vector<std::string> dims = split(dims_text, 'x');
     if (dims.size() != 3) throw std::invalid_argument("bad shape '" + item + "': expected MxNxK, e.g. 4096x4096x4096");
-    shapes.push_back({parse_dim(dims[0], item), parse_dim(dims[1], item), parse_dim(dims[2], item)});
+    shapes.push_back({parse_dim(dims[0], item), parse_dim(dims[1], item), parse_dim(dims[2], item), ld});
   }
   if (shapes.empty()) throw std::invalid_argument("no shapes given");
   return shapes;
 }
 
-std::vector<std::string> suite_names() { return {"square", "llm", "ragged", "ladder"}; }
+std::vector<std::string> suite_names() { return {"square", "llm", "ragged", "ladder", "auto"}; }
 
 std::vector<Shape> suite_shapes(const std::string& name) {
   if (name == "square")
@@ -66,7 +78,21 @@ std::vector<Shape> suite_shapes(const std::string& name) {
   if (name == "ragged")  // sizes that are multiples of no tile, odd leading dimensions
     return {{4095, 4097, 4093}, {1001, 999, 1003}, {4093, 127, 129}, {129, 4093, 1000}, {8191, 8191, 8191}};
   if (name == "ladder") return {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
-  throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder)");
+  if (name == "auto") {
+    std::vector<Shape> s;
+    for (std::int64_t d : {256, 512, 1000, 1024, 2047, 2048, 4095, 4096, 8191, 8192, 16384}) s.push_back({d, d, d});
+    for (const char* other : {"llm", "ragged"})
+      for (const Shape& x : suite_shapes(other))
+        if (std::find_if(s.begin(), s.end(), [&](const Shape& y) { return y.str() == x.str(); }) == s.end())
+          s.push_back(x);
+    for (std::int64_t nk : {4096, 8192})
+      for (std::int64_t m : {1, 2, 4, 8, 16, 32, 64, 128})
+        if (!(nk == 4096 && (m == 1 || m == 16 || m == 128))) s.push_back({m, nk, nk});  // llm has those
+    s.push_back({4096, 4096, 4096, 4099});
+    s.push_back({2048, 2048, 2048, 2049});
+    return s;
+  }
+  throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder, auto)");
 }
 
 std::pair<Op, Op> parse_op(const std::string& text) {
@@ -107,8 +133,13 @@ bool glob_match(const std::string& pattern, const std::string& id) {
 }
 
 std::vector<std::string> select_kernels(const std::string& patterns) {
-  const std::vector<std::string> pats = split(patterns, ',');
+  std::vector<std::string> pats = split(patterns, ',');
   std::vector<std::string> out;
+  if (const auto it = std::find(pats.begin(), pats.end(), "auto"); it != pats.end()) {
+    out.push_back("auto");
+    pats.erase(std::remove(pats.begin(), pats.end(), "auto"), pats.end());
+    if (pats.empty()) return out;
+  }
   for (const std::string& pat : pats) {
     bool any = false;
     for (const KernelInfo& k : kernels())

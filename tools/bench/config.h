@@ -12,13 +12,16 @@ namespace hgemm::bench {
 
 struct Shape {
   std::int64_t m = 0, n = 0, k = 0;
-  std::string str() const;
+  std::int64_t ld = 0;  ///< lda = ldb = ldc (0: each the stored width of its matrix)
+  std::string str() const;  ///< "MxNxK", or "MxNxK:ldL"
 };
 
-/// Parses "MxNxK[,MxNxK...]". Throws std::invalid_argument with a readable message.
+/// Parses "MxNxK[:ldL][,...]" (":ldL" sets all three leading dimensions to L). Throws
+/// std::invalid_argument with a readable message.
 std::vector<Shape> parse_shapes(const std::string& text);
 
-/// Named suites: square, llm, ragged, ladder. Throws std::invalid_argument for an unknown name.
+/// Named suites: square, llm, ragged, ladder, auto (the grid `auto` is judged on: squares with
+/// odd sizes, the llm shapes, skinny M, ragged shapes and odd leading dimensions). Throws std::invalid_argument for an unknown name.
 std::vector<Shape> suite_shapes(const std::string& name);
 std::vector<std::string> suite_names();
 
@@ -34,8 +37,9 @@ const char* accum_string(Accum a);
 bool glob_match(const std::string& pattern, const std::string& id);
 
 /// The registered, non-baseline kernels matching any of the comma-separated patterns (all of
-/// them when `patterns` is empty), in registry order. Throws std::invalid_argument when a
-/// pattern matches nothing.
+/// them when `patterns` is empty), in registry order; the pattern "auto" adds "auto" (the
+/// library's own choice per problem) first. Throws std::invalid_argument when a pattern matches
+/// nothing.
 std::vector<std::string> select_kernels(const std::string& patterns);
 
 /// The cuBLAS entry a kernel with this accumulation is compared with.

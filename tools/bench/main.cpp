@@ -22,9 +22,10 @@ int main(int argc, char** argv) {
   std::string kernel_patterns, shapes_text, suite = "ladder", op_text = "nn", accum_text = "both", json_path, csv_path;
   RunOptions opt;
   bool list = false, peak = false;
-  app.add_option("--kernels", kernel_patterns, "comma-separated kernel ids or globs (default: every non-baseline kernel)");
-  auto* shapes_opt = app.add_option("--shapes", shapes_text, "comma-separated MxNxK shapes");
-  app.add_option("--suite", suite, "named shape set: square, llm, ragged, ladder")->excludes(shapes_opt);
+  app.add_option("--kernels", kernel_patterns,
+                 "comma-separated kernel ids or globs, or auto (default: every non-baseline kernel)");
+  auto* shapes_opt = app.add_option("--shapes", shapes_text, "comma-separated MxNxK shapes (MxNxK:ldL: lda = ldb = ldc = L)");
+  app.add_option("--suite", suite, "named shape set: square, llm, ragged, ladder, auto")->excludes(shapes_opt);
   app.add_option("--op", op_text, "op(A) op(B): nn, nt, tn or tt");
   app.add_option("--accum", accum_text, "accumulation: f16, f32 or both");
   app.add_option("--warmup", opt.warmup, "untimed rounds before timing")->check(CLI::NonNegativeNumber);
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
                  header.gpu.c_str(), header.sm_count, header.sm_clock_max_mhz, header.driver.c_str(),
                  header.cublas.c_str());
     const std::vector<Row> rows = run_benchmark(opt, print_progress);
-    std::cout << format_table(rows) << std::flush;
+    std::cout << format_table(rows) << "\n" << format_summary(summarize(rows)) << std::flush;
     if (!json_path.empty()) std::ofstream(json_path) << to_json(header, rows).dump(2) << "\n";
     if (!csv_path.empty()) std::ofstream(csv_path) << to_csv(rows);
     for (const Row& r : rows)

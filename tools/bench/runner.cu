@@ -39,10 +39,13 @@ __global__ void fill_uniform(__half* p, std::size_t n, std::uint64_t seed) {
     p[i] = __float2half(static_cast<float>(ref::random_uniform(seed, i)));
 }
 
+// Over the `cols` first elements of each row of stride `ld` (the padding beyond is skipped):
 // out[0] = max |c − ref| (NaN and Inf count as +inf), out[1] = max |ref|; floats ≥ 0 compare as ints.
-__global__ void max_errors(const __half* c, const __half* ref, std::size_t n, unsigned* out) {
+__global__ void max_errors(const __half* c, const __half* ref, std::size_t n, std::size_t cols, std::size_t ld,
+                           unsigned* out) {
   float err = 0.f, mag = 0.f;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    if (i % ld >= cols) continue;
     const float x = __half2float(c[i]), r = __half2float(ref[i]);
     const float e = fabsf(x - r);
     err = fmaxf(err, isfinite(x) ? e : INFINITY);
@@ -99,13 +102,19 @@ double percentile(const std::vector<float>& sorted, double q) {
 }
 
 struct Operands {
-  std::int64_t a_rows, a_cols, b_rows, b_cols;  // stored shapes (row-major, packed: ld = cols)
+  std::int64_t a_rows, a_cols, b_rows, b_cols;  // stored shapes (row-major)
+  std::int64_t lda, ldb, ldc;                   // the shape's ld, else the stored widths
 };
 
 Operands stored_shapes(const Shape& s, Op op_a, Op op_b) {
   Operands o;
   o.a_rows = op_a == Op::N ? s.m : s.k, o.a_cols = op_a == Op::N ? s.k : s.m;
   o.b_rows = op_b == Op::N ? s.k : s.n, o.b_cols = op_b == Op::N ? s.n : s.k;
+  o.lda = s.ld ? s.ld : std::max<std::int64_t>(o.a_cols, 1);
+  o.ldb = s.ld ? s.ld : std::max<std::int64_t>(o.b_cols, 1);
+  o.ldc = s.ld ? s.ld : std::max<std::int64_t>(s.n, 1);
+  if (o.lda < o.a_cols || o.ldb < o.b_cols || o.ldc < s.n)
+    throw std::runtime_error("shape " + s.str() + ": ld " + std::to_string(s.ld) + " is smaller than a stored width");
   return o;
 }
 
@@ -174,7 +183,7 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
 
   for (const Shape& shape : opt.shapes) {
     const Operands st = stored_shapes(shape, opt.op_a, opt.op_b);
-    const std::size_t a_n = st.a_rows * st.a_cols, b_n = st.b_rows * st.b_cols, c_n = shape.m * shape.n;
+    const std::size_t a_n = st.a_rows * st.lda, b_n = st.b_rows * st.ldb, c_n = shape.m * st.ldc;
     const std::size_t set_bytes = 2 * (a_n + b_n + c_n);
     // Rotate input sets until they cover twice the L2, so no launch finds its inputs cached.
     std::size_t free_b = 0, total_b = 0;
@@ -199,8 +208,17 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
       GemmOptions o;
       o.accum = accum;
       o.kernel = id;
-      return gemm(opt.op_a, opt.op_b, shape.m, shape.n, shape.k, 1.f, as[set]->ptr, st.a_cols, bs[set]->ptr,
-                  st.b_cols, 0.f, c, shape.n, o);
+      return gemm(opt.op_a, opt.op_b, shape.m, shape.n, shape.k, 1.f, as[set]->ptr, st.lda, bs[set]->ptr, st.ldb, 0.f,
+                  c, st.ldc, o);
+    };
+    auto resolved = [&](const std::string& id, Accum accum) {
+      GemmOptions o;
+      o.accum = accum;
+      o.kernel = id;
+      std::string chosen;
+      resolve_kernel(opt.op_a, opt.op_b, shape.m, shape.n, shape.k, as[0]->ptr, st.lda, bs[0]->ptr, st.ldb,
+                     cs[0]->ptr, st.ldc, o, &chosen);
+      return chosen;
     };
 
     for (Accum accum : opt.accums) {
@@ -209,7 +227,7 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
       for (const std::string& id : opt.kernels) {
         const auto& all = kernels();
         auto it = std::find_if(all.begin(), all.end(), [&](const KernelInfo& k) { return k.id == id; });
-        if (it != all.end() && (it->accums & accum_bit(accum)) && !it->baseline) ids.push_back(id);
+        if (id == "auto" || (it != all.end() && (it->accums & accum_bit(accum)) && !it->baseline)) ids.push_back(id);
       }
       ids.push_back(baseline_for(accum));
 
@@ -222,6 +240,8 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
       for (const std::string& id : ids) {
         Row r;
         r.kernel = id, r.op = op, r.accum = accum_string(accum), r.m = shape.m, r.n = shape.n, r.k = shape.k;
+        r.ld = shape.ld;
+        if (id == "auto") r.resolved = resolved(id, accum);
         r.input_sets = sets;
         check_cuda(cudaMemset(c_check.ptr, 0xFF, c_n * sizeof(__half)), "cudaMemset");  // NaN poison
         const Status s = call(id, accum, 0, c_check.ptr);
@@ -230,7 +250,7 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
           r.error = std::string(status_string(s)) + ": " + last_error_message();
         } else {
           check_cuda(cudaMemset(d_err, 0, 2 * sizeof(unsigned)), "cudaMemset");
-          max_errors<<<1024, 256>>>(c_check.ptr, c_ref.ptr, c_n, d_err);
+          max_errors<<<1024, 256>>>(c_check.ptr, c_ref.ptr, c_n, shape.n, st.ldc, d_err);
           unsigned h_err[2];
           check_cuda(cudaMemcpy(h_err, d_err, sizeof h_err, cudaMemcpyDeviceToHost), id.c_str());
           float e, mag;
@@ -263,6 +283,7 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
       check_cuda(cudaDeviceSynchronize(), "benchmark launches");
       const int clock = current_sm_clock_mhz();
       const double flops = 2.0 * shape.m * shape.n * shape.k;
+      const double bytes = 2.0 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n);
       for (int i = 0; i < nk; ++i) {
         std::vector<float> ms(opt.iters);
         for (int r = 0; r < opt.iters; ++r) {
@@ -274,6 +295,7 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
         row.median_ms = percentile(ms, 0.5), row.min_ms = ms.front(), row.max_ms = ms.back();
         row.p10_ms = percentile(ms, 0.1), row.p90_ms = percentile(ms, 0.9);
         row.tflops = row.median_ms > 0 ? flops / (row.median_ms * 1e-3) / 1e12 : 0;
+        row.tbps = row.median_ms > 0 ? bytes / (row.median_ms * 1e-3) / 1e12 : 0;
         row.launches = opt.iters, row.sm_clock_mhz = clock;
       }
       for (auto& e : events) cudaEventDestroy(e);
