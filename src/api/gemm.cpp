@@ -106,7 +106,8 @@ Status current_device_cc(int* cc) {
 }
 
 // The entry that runs `p`: the named one if it supports the problem, or for "auto" the
-// supporting non-baseline entry with the highest priority (a baseline only if nothing else runs).
+// supporting non-baseline entry with the highest priority among those whose auto_suits accepts
+// the shape (a baseline only if nothing else runs).
 Status choose_kernel(const detail::Problem& p, std::string_view id, int cc, const detail::KernelEntry** out) {
   std::string why;
   if (id != "auto") {
@@ -128,6 +129,7 @@ Status choose_kernel(const detail::Problem& p, std::string_view id, int cc, cons
         if (first_failure == Status::Success) first_failure = s, first_why = why;
         continue;
       }
+      if (e->auto_suits && !e->auto_suits(p)) continue;
       if (!best || e->auto_priority > best->auto_priority) best = e;
     }
     if (best) break;

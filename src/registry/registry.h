@@ -20,11 +20,16 @@ using LaunchFn = Status (*)(const Problem& p, cudaStream_t stream, std::string* 
 /// returns Success, or the reason the problem cannot run with `why` filled.
 using ExtraCheckFn = Status (*)(const Problem& p, std::string* why);
 
+/// Whether "auto" should pick the entry for a problem it supports (a shape where another entry is
+/// known to be faster); explicit requests ignore it.
+using AutoSuitsFn = bool (*)(const Problem& p);
+
 struct KernelEntry {
   KernelInfo info;
   LaunchFn launch = nullptr;
   int auto_priority = 0;  ///< "auto" picks the supporting entry with the highest priority
   ExtraCheckFn extra_check = nullptr;
+  AutoSuitsFn auto_suits = nullptr;  ///< null: every supported problem suits
 };
 
 /// All entries, in ladder order within each family.

@@ -42,6 +42,8 @@ TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 1, 64, 64, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
   EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 17, 64, 64, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
+  // ... but not a long K over few columns (auto_suits), which a split-K kernel spreads wider.
+  EXPECT_NE(resolve(Op::N, Op::T, Accum::F32, 16, 64, 65536, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
 }
 
 TEST_F(ApiGpu, ShapeLimitedKernelRefusesOtherShapes) {

@@ -18,7 +18,8 @@
 //    unused (N = 4096: 2 groups, 13 µs against 14 µs with 4; N = 1024: 1 group, 6.0 against 7.1 µs).
 // Accumulates in f32 for both accumulation settings (memory-bound: the wider sum costs nothing).
 // Needs 16-byte-aligned A and B with lda, ldb multiples of 8 (Status::Misaligned otherwise) and
-// M ≤ 16 (Status::UnsupportedShape otherwise); any N, K and ldc.
+// M ≤ 16 (Status::UnsupportedShape otherwise); any N, K and ldc. "auto" does not pick it for a
+// long K over fewer than 512 columns (see auto_suits).
 #include "common/launch.cuh"
 #include "common/occupancy.h"
 #include "common/tc.cuh"
@@ -145,6 +146,10 @@ Status supports(const Problem& p, std::string* why) {
   return Status::UnsupportedShape;
 }
 
+/// "auto" leaves it a long K over few columns: its blocks own whole columns, so N / 8 blocks
+/// would stream all of K from a handful of SMs, where a split-K kernel spreads it over the GPU.
+bool auto_suits(const Problem& p) { return (p.n + 7) / 8 >= 64 || p.k <= 16384; }
+
 }  // namespace skinny_m16_mma_nt
 
 const KernelEntry& entry_skinny_m16_mma_nt() {
@@ -153,7 +158,7 @@ const KernelEntry& entry_skinny_m16_mma_nt() {
                               "from global memory, K split over warps and reduced in a fixed order",
                               80, 0, kOpNT, kBothAccums, 8, false},
                              &skinny_m16_mma_nt::launch, /*auto_priority=*/30,
-                             &skinny_m16_mma_nt::supports};
+                             &skinny_m16_mma_nt::supports, &skinny_m16_mma_nt::auto_suits};
   return e;
 }
 
