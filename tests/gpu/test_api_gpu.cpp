@@ -22,25 +22,32 @@ std::string resolve(Op oa, Op ob, Accum acc, std::int64_t m, std::int64_t n, std
   return id;
 }
 
-// The documented "auto" rule: the supporting non-baseline entry with the highest priority — the
-// top Hopper rung on an sm_90 GPU (when the build holds sm_90a code), else the CUDA-core ladder.
+// The documented "auto" rule: the supporting non-baseline entry with the highest priority whose
+// auto_suits accepts the shape — on an sm_90 GPU (when the build holds sm_90a code) the top
+// Hopper rung, rung 01 where C has few tiles and K is short, the skinny kernel for decode shapes;
+// elsewhere the sm_80-style tensor-core ladder.
 TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
   GemmOptions probe;
   probe.kernel = "sm90.wgmma_tma_ws_persistent";
   const bool hopper = resolve_kernel(Op::N, Op::N, 64, 64, 64, a.get(), 64, b.get(), 64, c.get(), 64, probe,
                                      nullptr) == Status::Success;
-  const std::string top = "sm90.wgmma_tma_ws_persistent";
-  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()),
+  // resolve_kernel reads no memory: the sizes below need not fit the buffers.
+  const std::string top = "sm90.wgmma_tma_ws_persistent", small = "sm90.wgmma_tma";
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 4096, 4096, 4096, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
-  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()),
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 4096, 4096, 4096, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
-  EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 64, 64, 64, a.get(), b.get(), c.get()),
+  EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 4096, 4096, 4096, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_mma2x4_warp4x4");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()),
+            hopper ? small : "mma.m16n8k16_stages_swizzle");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 1024, 1024, 1024, a.get(), b.get(), c.get()),
+            hopper ? small : "mma.m16n8k16_stages_swizzle");
   // Decode shapes (M <= 16, B stored N×K, aligned rows) go to the streaming kernel on any arch.
   EXPECT_EQ(resolve(Op::N, Op::T, Accum::F16, 16, 64, 64, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
   EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 1, 64, 64, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
-  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 17, 64, 64, a.get(), b.get(), c.get()),
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 17, 4096, 4096, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
   // ... but not a long K over few columns (auto_suits), which a split-K kernel spreads wider.
   EXPECT_NE(resolve(Op::N, Op::T, Accum::F32, 16, 64, 65536, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");

@@ -15,6 +15,7 @@ struct BatchCase {
   std::int64_t m, n, k, batch;
   bool pointer_arrays;
   bool broadcast_a;  // stride_a = 0: one A for every product
+  bool aligned = false;  // leading dimensions and strides multiples of 8 (for aligned-only kernels)
 };
 
 std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
@@ -22,7 +23,7 @@ std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
   std::string s = c.kernel + (c.accum == Accum::F16 ? "_acc16_" : "_acc32_") + (c.op_a == Op::N ? "n" : "t") +
                   (c.op_b == Op::N ? "n" : "t") + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
                   std::to_string(c.k) + "_b" + std::to_string(c.batch) + (c.pointer_arrays ? "_ptrs" : "_strided") +
-                  (c.broadcast_a ? "_bcastA" : "");
+                  (c.broadcast_a ? "_bcastA" : "") + (c.aligned ? "_aligned" : "");
   for (char& ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;
@@ -39,6 +40,13 @@ std::vector<BatchCase> batch_cases() {
       }
   out.push_back({"auto", Accum::F32, Op::N, Op::T, 129, 7, 1000, 3, false, true});
   out.push_back({"auto", Accum::F32, Op::N, Op::N, 16, 1000, 2048, 3, false, false});  // skinny, split-K
+  // Aligned rows, for the paths auto takes only then: the decode kernel (M <= 16, op nt) and, on
+  // Hopper, rung 01 for few tiles.
+  for (std::int64_t batch : {1, 3, 64}) {
+    out.push_back({"auto", Accum::F32, Op::N, Op::T, 16, 1000, 2048, batch, batch == 3, false, true});
+    out.push_back({"skinny.m16_mma_nt", Accum::F16, Op::N, Op::T, 7, 300, 130, batch, batch != 3, batch == 3, true});
+    out.push_back({"auto", Accum::F16, Op::N, Op::N, 300, 200, 500, batch, batch == 64, false, true});
+  }
   return out;
 }
 
@@ -57,10 +65,13 @@ TEST_P(Batched, EveryProductMatchesReference) {
   }
   const std::int64_t a_rows = bc.op_a == Op::N ? bc.m : bc.k, a_cols = bc.op_a == Op::N ? bc.k : bc.m;
   const std::int64_t b_rows = bc.op_b == Op::N ? bc.k : bc.n, b_cols = bc.op_b == Op::N ? bc.n : bc.k;
-  // Odd padding between matrices (strides not multiples of 8) and inside rows (ld > width).
-  const std::int64_t lda = a_cols + 3, ldb = b_cols + 1, ldc = bc.n + 2;
-  const std::int64_t stride_a = bc.broadcast_a ? 0 : a_rows * lda + 5, stride_b = b_rows * ldb + 3,
-                     stride_c = bc.m * ldc + 7;
+  // Odd padding between matrices (strides not multiples of 8) and inside rows (ld > width), or
+  // for aligned cases the next multiple of 8 plus 8.
+  auto pad = [&](std::int64_t width, std::int64_t odd) { return bc.aligned ? (width + 7) / 8 * 8 + 8 : width + odd; };
+  const std::int64_t lda = pad(a_cols, 3), ldb = pad(b_cols, 1), ldc = pad(bc.n, 2);
+  const std::int64_t gap = bc.aligned ? 8 : 0;  // strides below: +5, +3, +7 halves, or 8
+  const std::int64_t stride_a = bc.broadcast_a ? 0 : a_rows * lda + (gap ? gap : 5),
+                     stride_b = b_rows * ldb + (gap ? gap : 3), stride_c = bc.m * ldc + (gap ? gap : 7);
   const std::int64_t batch = bc.batch;
   const std::int64_t a_count = bc.broadcast_a ? 1 : batch;
   std::vector<__half> a(static_cast<std::size_t>(a_count * (a_rows * lda + 5))),

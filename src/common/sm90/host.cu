@@ -148,6 +148,16 @@ Status encode(CUtensorMap* map, const Stored& op, bool mn_major, int rows, std::
 
 }  // namespace
 
+bool few_tiles_short_k(const Problem& p) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  const std::int64_t tiles = ((p.m + 255) / 256) * ((p.n + 255) / 256);
+  return tiles * 4 <= sms && p.k <= 4096;
+}
+
 Status supports(const Problem& p, std::string* why) {
 #ifndef HGEMM_HAS_SM90A
   if (p.m >= 0) {  // always; keeps the code below reachable for the compiler

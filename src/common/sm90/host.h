@@ -36,6 +36,12 @@ inline bool b_mn_major(const Problem& p) { return p.op_b == Op::N; }
 /// the extra_check of every sm90 entry.
 Status supports(const Problem& p, std::string* why);
 
+/// Whether C has so few 256×256 tiles (a quarter of the SMs or less) and K is so short (≤ 4096)
+/// that the 1-warpgroup rung's 128×128 tiles beat the larger-tile rungs: measured on the H200,
+/// 1024³ runs in 14 µs there against 19 (ws) and 31 µs (persistent, which splits K); 2048³ and
+/// up are a tie or go the other way. "auto" uses it to skip rungs 02 and 03 on such problems.
+bool few_tiles_short_k(const Problem& p);
+
 /// Builds the maps for p's A and B. An operand whose pointer is not 16-byte aligned or whose
 /// leading dimension is not a multiple of 8 is first repacked into `workspace` (one read, one
 /// write, queued on `stream`). With shape.c_tma_store, also C's map when C allows a TMA store

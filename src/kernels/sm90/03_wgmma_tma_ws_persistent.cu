@@ -246,14 +246,20 @@ Problem swapped(const Problem& p) {
   return q;
 }
 
+/// Few rows against many columns: run C^T with the rows as the narrow wgmma N.
+bool takes_skinny_path(const Problem& p) { return p.m <= 64 && p.n > p.m && p.op_a == Op::N && p.k > 0; }
+
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  const bool skinny = p.m <= 64 && p.n > p.m && p.op_a == Op::N;
-  if (!skinny || p.k == 0) return launch_config<Wide>(p, stream, message);
+  if (!takes_skinny_path(p)) return launch_config<Wide>(p, stream, message);
   const Problem q = swapped(p);
   if (p.m <= 16) return launch_config<Skinny<16>>(q, stream, message);
   if (p.m <= 32) return launch_config<Skinny<32>>(q, stream, message);
   return launch_config<Skinny<64>>(q, stream, message);
 }
+
+/// "auto" takes this rung for skinny problems and for any C with enough tiles; the rest goes to
+/// rung 01 (sm90::few_tiles_short_k).
+bool auto_suits(const Problem& p) { return takes_skinny_path(p) || !sm90::few_tiles_short_k(p); }
 
 }  // namespace sm90_wgmma_tma_ws_persistent
 
@@ -262,7 +268,7 @@ const KernelEntry& entry_sm90_wgmma_tma_ws_persistent() {
                               "persistent, grouped tile order, 2-CTA clusters multicasting B, C by TMA store; split-K for few tiles",
                               90, 90, kAllOps, kBothAccums, 1, false},
                              &sm90_wgmma_tma_ws_persistent::launch, /*auto_priority=*/22,
-                             &sm90::supports};
+                             &sm90::supports, &sm90_wgmma_tma_ws_persistent::auto_suits};
   return e;
 }
 
