@@ -74,7 +74,7 @@ TEST_P(Batched, EveryProductMatchesReference) {
                      stride_b = b_rows * ldb + (gap ? gap : 3), stride_c = bc.m * ldc + (gap ? gap : 7);
   const std::int64_t batch = bc.batch;
   const std::int64_t a_count = bc.broadcast_a ? 1 : batch;
-  std::vector<__half> a(static_cast<std::size_t>(a_count * (a_rows * lda + 5))),
+  std::vector<__half> a(static_cast<std::size_t>(a_count * (a_rows * lda + (gap ? gap : 5)))),
       b(static_cast<std::size_t>(batch * stride_b)), c(static_cast<std::size_t>(batch * stride_c));
   ref::fill_random(a.data(), a.size(), 11 + batch, ref::Fill::Uniform);
   ref::fill_random(b.data(), b.size(), 12 + batch, ref::Fill::Uniform);

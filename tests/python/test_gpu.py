@@ -24,16 +24,32 @@ def rand(*shape):
     return (torch.rand(*shape, device="cuda") * 2 - 1).half()
 
 
-SHAPES = [(1, 1, 1), (7, 7, 7), (127, 129, 128), (129, 127, 7), (33, 31, 1000), (256, 256, 256), (4093, 7, 129)]
+SHAPES = [(1, 1, 1), (7, 7, 7), (127, 129, 128), (129, 127, 7), (33, 31, 1000), (256, 256, 256), (4093, 7, 129),
+          (16, 264, 256)]
 KERNELS = [k for k in hgemm.kernels()]
+
+
+# Row limits of shape-limited kernels (Status::UnsupportedShape beyond them).
+MAX_M = {"skinny.m16_mma_nt": 16}
 
 
 @pytest.mark.parametrize("m,n,k", SHAPES)
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k["id"])
 def test_every_kernel_matches_torch(kernel, m, n, k):
-    a, b = rand(m, k), rand(k, n)
+    """Each kernel on its first op (B stored N×K, a transposed view, for kernels without nn); a
+    problem the entry cannot take (leading dimensions off its alignment, too many rows) must be
+    refused with ValueError naming the reason, not run."""
+    a = rand(m, k)
+    b = rand(k, n) if "nn" in kernel["ops"] else rand(n, k).T
     want = a.float() @ b.float()
+    lds = (k, n if "nn" in kernel["ops"] else k, n)
+    misaligned = any(ld % kernel["align"] for ld in lds)
+    too_tall = m > MAX_M.get(kernel["id"], m)
     for accum in kernel["accums"]:
+        if misaligned or too_tall:
+            with pytest.raises(ValueError, match="aligned" if misaligned else "shape"):
+                hgemm.matmul(a, b, kernel=kernel["id"], accum=accum)
+            continue
         c = hgemm.matmul(a, b, kernel=kernel["id"], accum=accum)
         torch.cuda.synchronize()
         assert c.shape == (m, n) and c.dtype == torch.float16
