@@ -182,6 +182,7 @@ Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& w
                            OperandMaps* maps, EpilogueMode* mode, std::string* message) {
   mode->pairs_aligned = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 4 == 0;
   mode->tma_store = shape.c_tma_store && p.beta == 0.f && tma_readable(p.c, p.ldc);
+  mode->staged_rows = shape.c_tma_store && p.beta == 0.f && !mode->tma_store;
   if (mode->tma_store) {
     if (Status s = encode_box(&maps->c, p.c, p.n, p.m, p.ldc, kCChunkCols, 64, message); s != Status::Success) return s;
   }

@@ -65,12 +65,16 @@ struct OperandTile {
 /// How a kernel writes C: `pairs_aligned` — C's rows take 4-byte stores of column pairs (even
 /// ldc, 4-byte-aligned C); `tma_store` — C is staged in shared memory and stored by TMA (C
 /// 16-byte aligned, ldc a multiple of 8, beta = 0; the map clips ragged edges).
+/// `staged_rows` — C cannot take TMA (odd ldc or a misaligned pointer) but beta = 0: chunks are
+/// staged in shared memory as for `tma_store`, then written row by row with 2-byte stores, a
+/// warp covering 32 consecutive columns per store (see copy_chunk_rows).
 /// `partials` — each of `splits` splits of K writes its fp32 partial sums of op(A)·op(B) to
 /// partials[split][M][N] instead of C, and reduce_splits (host.h) adds them in split order and
 /// writes C (`transposed`: the kernel ran the swapped problem, C^T).
 struct EpilogueMode {
   bool pairs_aligned = false;
   bool tma_store = false;
+  bool staged_rows = false;
   float* partials = nullptr;
   int splits = 1;
   bool transposed = false;
@@ -142,6 +146,23 @@ __device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d,
       *reinterpret_cast<__half2*>(chunk + r * kSwizzleRow + ((u ^ (r % 8)) * 16) + 4 * (lane % 4)) =
           __floats2half2_rn(alpha * v.x, alpha * v.y);
     }
+}
+
+/// Copies a chunk staged by stage_c_chunk to C(row0.., col0..) with 2-byte stores, so any ldc and
+/// any alignment: each store of a warp covers 32 consecutive columns of one row (64 contiguous
+/// bytes) where storing from the accumulator layout spreads a store over 8 rows. Skips what lies
+/// outside C.
+__device__ __forceinline__ void copy_chunk_rows(const Problem& p, const std::uint8_t* chunk, std::int64_t row0,
+                                                std::int64_t col0) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+#pragma unroll 4
+  for (int i = 0; i < 32; ++i) {  // 64 rows × 2 half-rows of 32 columns, over 4 warps
+    const int piece = i * 4 + warp, r = piece / 2, c = (piece % 2) * 32 + lane;
+    const std::int64_t row = row0 + r, col = col0 + c;
+    if (row < p.m && col < p.n)
+      p.c[row * p.ldc + col] =
+          *reinterpret_cast<const __half*>(chunk + r * kSwizzleRow + (((c / 8) ^ (r % 8)) * 16) + (c % 8) * 2);
+  }
 }
 
 /// Writes one warpgroup's m64nN accumulators (tile at row0, col0) as fp32 partial sums into the

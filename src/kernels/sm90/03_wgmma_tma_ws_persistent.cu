@@ -13,7 +13,9 @@
 //    tiles in flight at any time share few rows of A and columns of B and those stay in L2.
 //  * C through shared memory: each consumer stages 64-column chunks (swizzled, double-buffered)
 //    and one thread stores them by TMA, which clips ragged edges; the consumers go straight back
-//    to their wgmmas (when beta = 0 and C is 16-byte aligned with ldc % 8 == 0).
+//    to their wgmmas (when beta = 0 and C is 16-byte aligned with ldc % 8 == 0). When beta = 0
+//    but C is not TMA-aligned, the consumers copy the staged chunks out row by row themselves:
+//    coalesced 2-byte stores instead of stores spread over 8 rows each.
 //  * Few tiles (decode-like shapes): K is split so that every SM streams; splits write fp32
 //    partial sums that one pass adds in split order (deterministic), launched early (PDL). When
 //    M ≤ 64 (op(A) = N) the operands also swap roles, C^T = op(B)^T·op(A)^T: the long N runs along
@@ -152,6 +154,21 @@ struct Kernel {
     }
   }
 
+  /// The epilogue when C cannot take TMA (beta = 0): the same staged chunks, copied out row by
+  /// row by the consumer's own threads (copy_chunk_rows), which wait for nothing but each other.
+  static __device__ void store_by_rows(Smem& s, const Problem& p, const typename Mma::Reg* acc, int m0, int n0,
+                                       int consumer) {
+    const unsigned barrier_id = 1 + consumer;
+#pragma unroll
+    for (int j = 0; j < BN / kCChunkCols; ++j) {
+      std::uint8_t* chunk = s.c_chunk[consumer][j % 2];
+      named_barrier_sync(barrier_id, 128);  // everyone is done reading this buffer (chunk j - 2)
+      stage_c_chunk<BN>(chunk, acc, j, p.alpha);
+      named_barrier_sync(barrier_id, 128);
+      copy_chunk_rows(p, chunk, m0, n0 + j * kCChunkCols);
+    }
+  }
+
   static __device__ void consume(Smem& s, const Schedule& sched, const Problem& p, const CUtensorMap* map_c,
                                  EpilogueMode mode, int rank, int consumer) {
     const int row = 64 * consumer;
@@ -179,6 +196,8 @@ struct Kernel {
         store_partials<BN>(p, mode.partials + split * p.m * p.n, m0 + row, n0, acc);
       else if (mode.tma_store)
         store_by_tma(s, map_c, acc, m0 + row, n0, consumer, p.alpha);
+      else if (mode.staged_rows)
+        store_by_rows(s, p, acc, m0 + row, n0, consumer);
       else
         store_accumulators<BN>(p, m0 + row, n0, acc, mode.pairs_aligned);
     }
