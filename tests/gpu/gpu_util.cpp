@@ -87,6 +87,8 @@ std::vector<Case> build_cases() {
   { Case& c = add(129, 127, 4093); c.lda_pad = 3, c.ldb_pad = 1, c.ldc_pad = 1, c.beta = 0.5f; }
   { Case& c = add(7, 4093, 127); c.lda_pad = 1, c.ldb_pad = 3, c.ldc_pad = 3; }
   { Case& c = add(1, 129, 127); c.lda_pad = 1, c.ldb_pad = 7, c.ldc_pad = 7, c.alpha = -1.f; }
+  // ... with beta = 0, so kernels that store C by TMA do so on a ragged N (and M).
+  { Case& c = add(129, 127, 257); c.lda_pad = 7, c.ldb_pad = 1, c.ldc_pad = 1; }
   // Base pointers aligned to 2 bytes only.
   { Case& c = add(127, 129, 130); c.offset = 1, c.beta = -1.f; }
   // Few rows, long K (the sm90 rung's skinny path: swapped operands, split-K partial sums).
@@ -106,6 +108,12 @@ std::vector<Case> build_cases() {
     op(add(127, 129, 0)).beta = 0.5f;
     op(add(5, 260, 1000)).beta = -1.f;
     { Case& c = op(add(129, 127, 4093)); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  }
+  // Few rows with op(A) = T and aligned rows, beta = 0: no operand swap, C stored by TMA.
+  for (auto ob : {Op::N, Op::T}) {
+    Case& c = add(7, 4093, 127);
+    c.op_a = Op::T, c.op_b = ob;
+    c.lda_pad = 1, c.ldb_pad = ob == Op::N ? 3 : 1, c.ldc_pad = 3;
   }
   std::uint64_t seed = 1;
   for (Case& c : cases) c.seed = seed++;

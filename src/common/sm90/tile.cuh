@@ -64,10 +64,10 @@ struct OperandTile {
 // ------------------------------------------------------------------ epilogue
 /// How a kernel writes C: `pairs_aligned` — C's rows take 4-byte stores of column pairs (even
 /// ldc, 4-byte-aligned C); `tma_store` — C is staged in shared memory and stored by TMA (C
-/// 16-byte aligned, ldc a multiple of 8, beta = 0; the map clips ragged edges).
-/// `staged_rows` — C cannot take TMA (odd ldc or a misaligned pointer) but beta = 0: chunks are
-/// staged in shared memory as for `tma_store`, then written row by row with 2-byte stores, a
-/// warp covering 32 consecutive columns per store (see copy_chunk_rows).
+/// 16-byte aligned, ldc and N multiples of 8, beta = 0; the map clips a ragged M).
+/// `staged_rows` — C cannot take TMA (ldc or N not a multiple of 8, or a misaligned pointer) but
+/// beta = 0: chunks are staged in shared memory as for `tma_store`, then written row by row
+/// with 2-byte stores, a warp covering 32 consecutive columns per store (see copy_chunk_rows).
 /// `partials` — each of `splits` splits of K writes its fp32 partial sums of op(A)·op(B) to
 /// partials[split][M][N] instead of C, and reduce_splits (host.h) adds them in split order and
 /// writes C (`transposed`: the kernel ran the swapped problem, C^T).
