@@ -24,7 +24,8 @@ std::string resolve(Op oa, Op ob, Accum acc, std::int64_t m, std::int64_t n, std
 
 // The documented "auto" rule: the supporting non-baseline entry with the highest priority whose
 // auto_suits accepts the shape — on an sm_90 GPU (when the build holds sm_90a code) the top
-// Hopper rung, rung 01 where C has few tiles and K is short, the skinny kernel for decode shapes;
+// Hopper rung, rung 01 where C has few tiles and K is short (unless M <= 128), the skinny kernel
+// for decode shapes;
 // elsewhere the sm_80-style tensor-core ladder.
 TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
@@ -40,8 +41,10 @@ TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
             hopper ? top : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::T, Op::N, Accum::F32, 4096, 4096, 4096, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_mma2x4_warp4x4");
-  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 64, 64, a.get(), b.get(), c.get()),
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 512, 512, 512, a.get(), b.get(), c.get()),
             hopper ? small : "mma.m16n8k16_stages_swizzle");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 128, 4096, 4096, a.get(), b.get(), c.get()),
+            hopper ? top : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 1024, 1024, 1024, a.get(), b.get(), c.get()),
             hopper ? small : "mma.m16n8k16_stages_swizzle");
   // Decode shapes (M <= 16, B stored N×K, aligned rows) go to the streaming kernel on any arch.
