@@ -148,12 +148,18 @@ Status validate_arguments(const detail::Problem& p, std::string_view id) {
   return Status::Success;
 }
 
-Status prepare(const detail::Problem& p, std::string_view id, const detail::KernelEntry** entry) {
-  if (Status s = validate_arguments(p, id); s != Status::Success) return s;
+// What needs the device, for arguments validate_arguments has passed: the pointers are device
+// memory, and the kernel (named or "auto") supports the problem on this GPU.
+Status prepare_validated(const detail::Problem& p, std::string_view id, const detail::KernelEntry** entry) {
   int cc = 0;
   if (Status s = current_device_cc(&cc); s != Status::Success) return s;
   if (Status s = validate_pointers_accessible(p); s != Status::Success) return s;
   return choose_kernel(p, id, cc, entry);
+}
+
+Status prepare(const detail::Problem& p, std::string_view id, const detail::KernelEntry** entry) {
+  if (Status s = validate_arguments(p, id); s != Status::Success) return s;
+  return prepare_validated(p, id, entry);
 }
 
 detail::Problem make_problem(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -178,7 +184,7 @@ Status run_batch(std::int64_t batch, std::string_view id, cudaStream_t stream, P
     if (Status s = validate_arguments(problem_at(i), id); s != Status::Success) return in_entry(i, s);
   std::vector<const detail::KernelEntry*> entries(static_cast<std::size_t>(batch));
   for (std::int64_t i = 0; i < batch; ++i)
-    if (Status s = prepare(problem_at(i), id, &entries[static_cast<std::size_t>(i)]); s != Status::Success)
+    if (Status s = prepare_validated(problem_at(i), id, &entries[static_cast<std::size_t>(i)]); s != Status::Success)
       return in_entry(i, s);
   g_last_error.clear();
   for (std::int64_t i = 0; i < batch; ++i) {

@@ -180,7 +180,6 @@ Status supports(const Problem& p, std::string* why) {
 
 Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& workspace, cudaStream_t stream,
                            OperandMaps* maps, EpilogueMode* mode, std::string* message) {
-  mode->pairs_aligned = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 4 == 0;
   // TMA stores clip a ragged N only to whole 16-byte units (measured: N = 127 with ldc = 128
   // wrote column 127 of every row), so N must be a multiple of 8 too; else the staged rows.
   mode->tma_store = shape.c_tma_store && p.beta == 0.f && tma_readable(p.c, p.ldc) && p.n % 8 == 0;

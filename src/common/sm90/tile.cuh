@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "common/epilogue.cuh"
 #include "common/problem.h"
 #include "common/sm90/ptx.cuh"
 
@@ -62,8 +63,7 @@ struct OperandTile {
 };
 
 // ------------------------------------------------------------------ epilogue
-/// How a kernel writes C: `pairs_aligned` — C's rows take 4-byte stores of column pairs (even
-/// ldc, 4-byte-aligned C); `tma_store` — C is staged in shared memory and stored by TMA (C
+/// How a kernel writes C (by default store_accumulators): `tma_store` — C is staged in shared memory and stored by TMA (C
 /// 16-byte aligned, ldc and N multiples of 8, beta = 0; the map clips a ragged M).
 /// `staged_rows` — C cannot take TMA (ldc or N not a multiple of 8, or a misaligned pointer) but
 /// beta = 0: chunks are staged in shared memory as for `tma_store`, then written row by row
@@ -72,37 +72,12 @@ struct OperandTile {
 /// partials[split][M][N] instead of C, and reduce_splits (host.h) adds them in split order and
 /// writes C (`transposed`: the kernel ran the swapped problem, C^T).
 struct EpilogueMode {
-  bool pairs_aligned = false;
   bool tma_store = false;
   bool staged_rows = false;
   float* partials = nullptr;
   int splits = 1;
   bool transposed = false;
 };
-
-/// C = alpha·(v0, v1) + beta·C at (row, col), (row, col + 1), skipping what lies outside C.
-/// `pair_ok`: C's rows allow 4-byte stores (even ldc, 4-byte-aligned C); col is always even.
-__device__ __forceinline__ void store_pair(const Problem& p, std::int64_t row, std::int64_t col, float v0, float v1,
-                                           bool pair_ok) {
-  if (row >= p.m || col >= p.n) return;
-  __half* c = p.c + row * p.ldc + col;
-  const bool both = col + 1 < p.n;
-  v0 *= p.alpha, v1 *= p.alpha;
-  if (both && pair_ok) {
-    if (p.beta != 0.f) {
-      const float2 old = __half22float2(*reinterpret_cast<const __half2*>(c));
-      v0 = fmaf(p.beta, old.x, v0), v1 = fmaf(p.beta, old.y, v1);
-    }
-    *reinterpret_cast<__half2*>(c) = __floats2half2_rn(v0, v1);
-    return;
-  }
-  if (p.beta != 0.f) v0 = fmaf(p.beta, __half2float(c[0]), v0);
-  c[0] = __float2half_rn(v0);
-  if (both) {
-    if (p.beta != 0.f) v1 = fmaf(p.beta, __half2float(c[1]), v1);
-    c[1] = __float2half_rn(v1);
-  }
-}
 
 __device__ __forceinline__ float2 accumulator_pair(const float* d, int q) { return make_float2(d[2 * q], d[2 * q + 1]); }
 __device__ __forceinline__ float2 accumulator_pair(const std::uint32_t* d, int q) {
@@ -115,16 +90,18 @@ __device__ __forceinline__ float2 accumulator_pair(const std::uint32_t* d, int q
 /// Fragment layout (PTX ISA, wgmma D for m64nNk16): warp w of the group owns rows 16w..16w+15;
 /// lane l holds, for each 8-column block j, the pairs at row 16w + l/4 (+ 8) and columns
 /// 8j + 2(l%4), +1 — pair q = 2j + (0 or 1 for the +8 row).
+/// Each column pair goes through store_c<2> (common/epilogue.cuh): one 4-byte store where C's
+/// address allows it, else two 2-byte ones.
 template <int N, typename Reg>
-__device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_t row0, std::int64_t col0, const Reg* d,
-                                                   bool pair_ok) {
+__device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_t row0, std::int64_t col0, const Reg* d) {
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
   if (row >= p.m) return;  // and so is row + 8
 #pragma unroll
   for (int q = 0; q < N / 4; ++q) {
     const float2 v = accumulator_pair(d, q);
-    store_pair(p, row + (q % 2) * 8, col + (q / 2) * 8, v.x, v.y, pair_ok);
+    const float pair[2] = {v.x, v.y};
+    store_c<2>(p, row + (q % 2) * 8, col + (q / 2) * 8, pair);
   }
 }
 

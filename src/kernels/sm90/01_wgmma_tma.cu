@@ -51,7 +51,7 @@ struct Kernel {
   }
 
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                             const CUtensorMap& map_c, EpilogueMode mode) {
+                                             const CUtensorMap& /*map_c*/, EpilogueMode /*mode*/) {
     extern __shared__ std::uint8_t raw[];
     Smem& s = *reinterpret_cast<Smem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
     const int tid = threadIdx.x, lane = tid % 32;
@@ -94,8 +94,8 @@ struct Kernel {
     wgmma_wait<0>();
     fence_accumulators(acc[0]);
     fence_accumulators(acc[1]);
-    store_accumulators<BN>(p, m0, n0, acc[0], mode.pairs_aligned);
-    store_accumulators<BN>(p, m0 + 64, n0, acc[1], mode.pairs_aligned);
+    store_accumulators<BN>(p, m0, n0, acc[0]);
+    store_accumulators<BN>(p, m0 + 64, n0, acc[1]);
   }
 };
 

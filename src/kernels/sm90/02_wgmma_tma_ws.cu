@@ -48,7 +48,7 @@ struct Kernel {
     }
   }
 
-  static __device__ void consume(Smem& s, const Problem& p, int slices, int m0, int n0, int consumer, bool pair_ok) {
+  static __device__ void consume(Smem& s, const Problem& p, int slices, int m0, int n0, int consumer) {
     typename Mma::Reg acc[Mma::kRegs];
     zero_accumulators(acc);
     const int row = 64 * consumer;
@@ -66,11 +66,11 @@ struct Kernel {
     }
     wgmma_wait<0>();
     fence_accumulators(acc);
-    store_accumulators<BN>(p, m0 + row, n0, acc, pair_ok);
+    store_accumulators<BN>(p, m0 + row, n0, acc);
   }
 
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                             const CUtensorMap& map_c, EpilogueMode mode) {
+                                             const CUtensorMap& /*map_c*/, EpilogueMode /*mode*/) {
     extern __shared__ std::uint8_t raw[];
     Smem& s = *reinterpret_cast<Smem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
     const int warpgroup = threadIdx.x / 128;
@@ -90,7 +90,7 @@ struct Kernel {
       if (threadIdx.x == 0) produce(s, &map_a, &map_b, slices, m0, n0);
     } else {
       claim_registers<CONSUMER_REGS>();
-      consume(s, p, slices, m0, n0, warpgroup - 1, mode.pairs_aligned);
+      consume(s, p, slices, m0, n0, warpgroup - 1);
     }
   }
 };

@@ -204,7 +204,7 @@ struct Kernel {
       else if (mode.staged_rows)
         store_by_rows(s, p, acc, m0 + row, n0, consumer);
       else
-        store_accumulators<BN>(p, m0 + row, n0, acc, mode.pairs_aligned);
+        store_accumulators<BN>(p, m0 + row, n0, acc);
     }
     if (mode.tma_store && threadIdx.x % 128 == 0) bulk_wait_all();
   }
