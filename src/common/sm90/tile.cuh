@@ -62,6 +62,29 @@ struct OperandTile {
   }
 };
 
+// ------------------------------------------------------------------ shared memory
+/// One slot of an operand ring: a tile of A and one of B, each on a 1 KiB boundary (the 128B
+/// swizzle's atom, which TMA writes and wgmma descriptors address).
+template <typename TileA, typename TileB>
+struct RingSlot {
+  alignas(1024) std::uint8_t a[TileA::kBytes];
+  alignas(1024) std::uint8_t b[TileB::kBytes];
+};
+
+/// Dynamic shared memory to ask for a layout S placed by aligned_smem: its size plus room to move
+/// the base up to the next 1 KiB boundary (the runtime only promises 16 bytes).
+template <typename S>
+constexpr int aligned_smem_bytes() {
+  return static_cast<int>(sizeof(S)) + 1024;
+}
+
+/// The kernel's shared-memory layout S, at the first 1 KiB boundary of the dynamic shared memory.
+template <typename S>
+__device__ __forceinline__ S& aligned_smem() {
+  extern __shared__ std::uint8_t raw[];
+  return *reinterpret_cast<S*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
+}
+
 // ------------------------------------------------------------------ epilogue
 /// How a kernel writes C (by default store_accumulators): `tma_store` — C is staged in shared memory and stored by TMA (C
 /// 16-byte aligned, ldc and N multiples of 8, beta = 0; the map clips a ragged M).

@@ -100,17 +100,14 @@ struct Kernel {
   using TileA = OperandTile<A_MN, BM>;
   using TileB = OperandTile<B_MN, BN>;
   using Mma = WgmmaOp<BN, Acc>;
-  struct Stage {
-    alignas(1024) std::uint8_t a[TileA::kBytes];
-    alignas(1024) std::uint8_t b[TileB::kBytes];
-  };
+  using Stage = RingSlot<TileA, TileB>;
   struct Smem {
     Stage stage[STAGES];
     alignas(1024) std::uint8_t c_chunk[CONSUMERS][2][kCChunkBytes];  // double-buffered, per consumer
     std::uint64_t full[STAGES], empty[STAGES];
   };
-  static_assert(sizeof(Smem) + 1024 <= kSmemLimit, "shared memory");
-  static constexpr int kSmemBytes = sizeof(Smem) + 1024;  // + room to align the base to 1 KiB
+  static_assert(aligned_smem_bytes<Smem>() <= kSmemLimit, "shared memory");
+  static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
   static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
 
   static __device__ void produce(Smem& s, const Schedule& sched, const CUtensorMap* map_a, const CUtensorMap* map_b,
@@ -211,8 +208,7 @@ struct Kernel {
 
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
                                              const CUtensorMap& map_c, EpilogueMode mode) {
-    extern __shared__ std::uint8_t raw[];
-    Smem& s = *reinterpret_cast<Smem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
+    Smem& s = aligned_smem<Smem>();
     const int warpgroup = threadIdx.x / 128, rank = static_cast<int>(cluster_cta_rank());
     const Schedule sched(p, mode.splits);
 
