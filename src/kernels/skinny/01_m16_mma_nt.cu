@@ -37,17 +37,12 @@ struct Config {
 };
 
 /// Halves k0…k0+7 of a row whose first `k` halves exist (zeros past them and for absent rows).
+/// STREAM marks the load evict-first (B, read once); A, read by every block, stays cached.
+template <bool STREAM>
 __device__ __forceinline__ uint4 load_chunk(const __half* row, std::int64_t k0, std::int64_t k, bool row_ok) {
   if (!row_ok || k0 >= k) return make_uint4(0u, 0u, 0u, 0u);
-  if (k0 + 8 <= k) return __ldg(reinterpret_cast<const uint4*>(row + k0));
-  Halves<8> h = load_halves<8>(row + k0, k - k0);
-  return *reinterpret_cast<const uint4*>(&h);
-}
-
-/// The same, for B: streamed once, so marked evict-first.
-__device__ __forceinline__ uint4 stream_chunk(const __half* row, std::int64_t k0, std::int64_t k, bool row_ok) {
-  if (!row_ok || k0 >= k) return make_uint4(0u, 0u, 0u, 0u);
-  if (k0 + 8 <= k) return __ldcs(reinterpret_cast<const uint4*>(row + k0));
+  const uint4* whole = reinterpret_cast<const uint4*>(row + k0);
+  if (k0 + 8 <= k) return STREAM ? __ldcs(whole) : __ldg(whole);
   Halves<8> h = load_halves<8>(row + k0, k - k0);
   return *reinterpret_cast<const uint4*>(&h);
 }
@@ -81,10 +76,10 @@ __global__ void __launch_bounds__(C::THREADS) kernel(Problem p) {
 #pragma unroll
     for (int u = 0; u < C::UNROLL; ++u) {  // every load of UNROLL steps first, then the math
       const std::int64_t k0 = (s0 + u * C::WARPS) * C::STEP + 8 * q;
-      in[u].a_lo = load_chunk(a_lo, k0, p.k, g < p.m);
-      in[u].a_hi = load_chunk(a_hi, k0, p.k, g + 8 < p.m);
+      in[u].a_lo = load_chunk<false>(a_lo, k0, p.k, g < p.m);
+      in[u].a_hi = load_chunk<false>(a_hi, k0, p.k, g + 8 < p.m);
 #pragma unroll
-      for (int j = 0; j < C::GROUPS; ++j) in[u].b[j] = stream_chunk(b_row[j], k0, p.k, b_ok[j]);
+      for (int j = 0; j < C::GROUPS; ++j) in[u].b[j] = load_chunk<true>(b_row[j], k0, p.k, b_ok[j]);
     }
 #pragma unroll
     for (int u = 0; u < C::UNROLL; ++u) {
