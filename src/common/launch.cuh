@@ -51,6 +51,19 @@ inline Status launch_status(std::string* message) {
   return Status::CudaError;
 }
 
+/// Launches `fn` with one block of `threads` threads per BM×BN tile of C and `smem_bytes` of
+/// dynamic shared memory, first raising the kernel's limit (needed above 48 KiB).
+template <int BM, int BN, typename KernelFn>
+Status launch_tiles_with_smem(KernelFn fn, const Problem& p, int threads, int smem_bytes, cudaStream_t stream,
+                              std::string* message) {
+  dim3 grid;
+  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
+  if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes) != cudaSuccess)
+    return launch_status(message);
+  fn<<<grid, threads, smem_bytes, stream>>>(p);
+  return launch_status(message);
+}
+
 /// Launches one `block`-sized thread block per BM×BN tile of C, running the kernel that
 /// `kernel_for(TypeTag<Acc>{})` returns for the problem's accumulator type Acc.
 template <int BM, int BN, typename KernelFor>

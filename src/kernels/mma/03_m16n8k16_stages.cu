@@ -99,14 +99,10 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  dim3 grid;
-  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
   return dispatch_ops_accum(p, [&](auto, auto ob, auto acc) {
     constexpr Op OB = decltype(ob)::value;
-    auto fn = kernel<OB, typename decltype(acc)::type>;
-    cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout<OB>::SMEM_BYTES);
-    fn<<<grid, THREADS, Layout<OB>::SMEM_BYTES, stream>>>(p);
-    return launch_status(message);
+    return launch_tiles_with_smem<BM, BN>(kernel<OB, typename decltype(acc)::type>, p, THREADS, Layout<OB>::SMEM_BYTES,
+                                          stream, message);
   });
 }
 

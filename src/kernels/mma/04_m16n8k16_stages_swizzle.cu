@@ -155,14 +155,8 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
     constexpr Op OB = decltype(ob)::value;
     using Acc = typename decltype(acc)::type;
     using C = ConfigFor<Acc>;
-    dim3 grid;
-    if (Status s = tile_grid<C::BM, C::BN>(p, &grid, message); s != Status::Success) return s;
-    constexpr int smem_bytes = Layout<C, OB, Acc>::SMEM_BYTES;
-    auto fn = kernel<C, OB, Acc>;
-    if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes) != cudaSuccess)
-      return launch_status(message);
-    fn<<<grid, C::THREADS, smem_bytes, stream>>>(p);
-    return launch_status(message);
+    return launch_tiles_with_smem<C::BM, C::BN>(kernel<C, OB, Acc>, p, C::THREADS, Layout<C, OB, Acc>::SMEM_BYTES,
+                                                stream, message);
   });
 }
 
