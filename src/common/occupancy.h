@@ -5,6 +5,9 @@
 
 namespace hgemm::detail {
 
+/// The current device's SM count, cached per device; 0 if CUDA cannot say.
+int sm_count();
+
 /// Blocks of `kernel` (launched with `threads` threads and `smem_bytes` of dynamic shared memory)
 /// resident at once on the current device: SMs × blocks per SM. Cached per (kernel, device);
 /// 0 if CUDA cannot say.

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/launch.cuh"
+#include "common/occupancy.h"
 #include "common/sm90/tile.cuh"
 
 namespace hgemm::detail::sm90 {
@@ -149,12 +150,8 @@ Status encode(CUtensorMap* map, const Stored& op, bool mn_major, int rows, std::
 }  // namespace
 
 bool few_tiles_short_k(const Problem& p) {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
   const std::int64_t tiles = ((p.m + 255) / 256) * ((p.n + 255) / 256);
+  const int sms = sm_count();  // 0 if unknown: then no problem counts as few tiles
   return tiles * 4 <= sms && p.k <= 4096;
 }
 
