@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "config.h"
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -9,10 +11,7 @@ namespace hgemm::bench {
 
 namespace {
 
-std::string shape_of(const Row& r) {
-  return std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k) +
-         (r.ld ? ":ld" + std::to_string(r.ld) : "");
-}
+std::string shape_of(const Row& r) { return Shape{r.m, r.n, r.k, r.ld}.str(); }
 
 }  // namespace
 
