@@ -51,6 +51,7 @@ using Wide = Config<256, 2, 4, false>;
 /// Measured on the H200 (op nt, f16 / f32): 128×4096×4096 25.4 / 25.4 µs against 30.8 / 31.1
 /// with Wide; 96×4096×4096 22.1 / 23.7 against 27.7 / 28.9.
 using Narrow = Config<128, 1, 6, false>;
+constexpr int kNarrowMaxM = 128;
 template <int BN>
 using Skinny = Config<BN, 1, std::min(8, (kSmemLimit - 2048 - CONSUMERS * 2 * kCChunkBytes) / (BM * BK * 2 + BN * BK * 2)),
                       true>;
@@ -271,16 +272,16 @@ bool takes_skinny_path(const Problem& p) { return p.m <= 64 && p.n > p.m && p.op
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
   if (!takes_skinny_path(p))
-    return p.m <= 128 ? launch_config<Narrow>(p, stream, message) : launch_config<Wide>(p, stream, message);
+    return p.m <= kNarrowMaxM ? launch_config<Narrow>(p, stream, message) : launch_config<Wide>(p, stream, message);
   const Problem q = swapped(p);
   if (p.m <= 16) return launch_config<Skinny<16>>(q, stream, message);
   if (p.m <= 32) return launch_config<Skinny<32>>(q, stream, message);
   return launch_config<Skinny<64>>(q, stream, message);
 }
 
-/// "auto" takes this rung for skinny problems, M <= 128 (the Narrow tiles) and any C with enough
-/// tiles; the rest goes to rung 01 (sm90::few_tiles_short_k).
-bool auto_suits(const Problem& p) { return takes_skinny_path(p) || p.m <= 128 || !sm90::few_tiles_short_k(p); }
+/// "auto" takes this rung for M <= 128 (the Narrow tiles, and the skinny path, M <= 64, within
+/// them) and for any C with enough tiles; the rest goes to rung 01 (sm90::few_tiles_short_k).
+bool auto_suits(const Problem& p) { return p.m <= kNarrowMaxM || !sm90::few_tiles_short_k(p); }
 
 }  // namespace sm90_wgmma_tma_ws_persistent
 
