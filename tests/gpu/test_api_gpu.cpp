@@ -181,11 +181,11 @@ TEST_F(ApiGpu, OffsetsBeyond2To31) {
     std::int64_t n, k;
   };
   const std::int64_t m = 65539;                                  // m·k ≥ 2.15e9 > 2^31
-  const Shape odd{5, 32771}, aligned{8, 32776}, largest{8, 32776};  // largest: the allocation
-  std::vector<__half> ha(static_cast<std::size_t>(m * largest.k)), hb(static_cast<std::size_t>(largest.k * largest.n));
+  const Shape odd{5, 32771}, aligned{8, 32776};  // buffers sized for the larger, aligned one
+  std::vector<__half> ha(static_cast<std::size_t>(m * aligned.k)), hb(static_cast<std::size_t>(aligned.k * aligned.n));
   ref::fill_random(ha.data(), ha.size(), 77, ref::Fill::SmallInts);
   ref::fill_random(hb.data(), hb.size(), 78, ref::Fill::SmallInts);
-  DeviceHalves a(ha.size()), b(hb.size()), c(static_cast<std::size_t>(m * largest.n));
+  DeviceHalves a(ha.size()), b(hb.size()), c(static_cast<std::size_t>(m * aligned.n));
   a.upload(ha), b.upload(hb);
   const std::vector<std::int64_t> rows = {0, 1, 32767, 32768, m / 2, m - 2, m - 1};
   for (const KernelInfo& info : kernels()) {
