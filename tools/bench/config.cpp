@@ -80,17 +80,18 @@ std::vector<Shape> suite_shapes(const std::string& name) {
   if (name == "ladder") return {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
   if (name == "auto") {
     std::vector<Shape> s;
-    for (std::int64_t d : {256, 512, 1000, 1024, 2047, 2048, 4095, 4096, 8191, 8192, 16384}) s.push_back({d, d, d});
+    auto add = [&](const Shape& x) {  // each shape once (llm and the skinny grid share some)
+      if (std::find_if(s.begin(), s.end(), [&](const Shape& y) { return y.str() == x.str(); }) == s.end())
+        s.push_back(x);
+    };
+    for (std::int64_t d : {256, 512, 1000, 1024, 2047, 2048, 4095, 4096, 8191, 8192, 16384}) add({d, d, d});
     for (const char* other : {"llm", "ragged"})
-      for (const Shape& x : suite_shapes(other))
-        if (std::find_if(s.begin(), s.end(), [&](const Shape& y) { return y.str() == x.str(); }) == s.end())
-          s.push_back(x);
+      for (const Shape& x : suite_shapes(other)) add(x);
     for (std::int64_t nk : {4096, 8192})
-      for (std::int64_t m : {1, 2, 4, 8, 16, 32, 64, 128})
-        if (!(nk == 4096 && (m == 1 || m == 16 || m == 128))) s.push_back({m, nk, nk});  // llm has those
-    s.push_back({16, 64, 65536});  // skinny with few columns: auto_suits sends it elsewhere
-    s.push_back({4096, 4096, 4096, 4099});
-    s.push_back({2048, 2048, 2048, 2049});
+      for (std::int64_t m : {1, 2, 4, 8, 16, 32, 64, 128}) add({m, nk, nk});
+    add({16, 64, 65536});  // skinny with few columns: auto_suits sends it elsewhere
+    add({4096, 4096, 4096, 4099});
+    add({2048, 2048, 2048, 2049});
     return s;
   }
   throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder, auto)");
