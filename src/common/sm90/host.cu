@@ -70,23 +70,53 @@ __global__ void scale_c_kernel(Problem p) {
   }
 }
 
-// One thread per element of the kernel's problem; the splits are added in a fixed order
-// (deterministic). `transposed`: p is the swapped problem, its element (r, c) is C(c, r).
-__global__ void reduce_splits_kernel(Problem p, const float* partials, int splits, bool transposed) {
+// C(r, c) = alpha·(partial sums of (r, c), added in split order: deterministic) + beta·C(r, c).
+__device__ __forceinline__ float reduce_element(const Problem& p, const float* partials, int splits, std::int64_t slice,
+                                                std::int64_t i) {
+  float sum = 0.f;
+#pragma unroll 4
+  for (int s = 0; s < splits; ++s) sum += partials[s * slice + i];
+  return sum;
+}
+
+__device__ __forceinline__ void store_reduced(const Problem& p, __half* c, float sum) {
+  float v = p.alpha * sum;
+  if (p.beta != 0.f) v = fmaf(p.beta, __half2float(*c), v);
+  *c = __float2half_rn(v);
+}
+
+__device__ __forceinline__ void wait_for_gemm() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");  // launched early (PDL): wait for the GEMM's sums
 #endif
+}
+
+// One thread per element of C; consecutive threads read consecutive sums and write consecutive
+// elements of a row.
+__global__ void reduce_splits_kernel(Problem p, const float* partials, int splits) {
+  wait_for_gemm();
   const std::int64_t slice = p.m * p.n;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < slice;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    float sum = 0.f;
-    for (int s = 0; s < splits; ++s) sum += partials[s * slice + i];
-    const std::int64_t r = i / p.n, col = i % p.n;
-    __half* c = transposed ? p.c + col * p.ldc + r : p.c + r * p.ldc + col;
-    float v = p.alpha * sum;
-    if (p.beta != 0.f) v = fmaf(p.beta, __half2float(*c), v);
-    *c = __float2half_rn(v);
-  }
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    store_reduced(p, p.c + (i / p.n) * p.ldc + i % p.n, reduce_element(p, partials, splits, slice, i));
+}
+
+// p is the swapped problem: its element (r, c) is C(c, r). A 32×32 block of sums is read along
+// p's rows and written along C's rows, through shared memory, so that both sides are coalesced
+// (read and written in p's order, C's stores would each land in a different row).
+constexpr int kTransposeTile = 32, kTransposeRows = 8;  // block: 32 × 8 threads
+__global__ void reduce_splits_transposed_kernel(Problem p, const float* partials, int splits) {
+  __shared__ float tile[kTransposeTile][kTransposeTile + 1];  // +1: column reads hit 32 banks
+  wait_for_gemm();
+  const std::int64_t slice = p.m * p.n;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * kTransposeTile;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * kTransposeTile;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int j = ty; j < kTransposeTile; j += kTransposeRows)
+    if (r0 + j < p.m && c0 + tx < p.n) tile[j][tx] = reduce_element(p, partials, splits, slice, (r0 + j) * p.n + c0 + tx);
+  __syncthreads();
+  for (int j = ty; j < kTransposeTile; j += kTransposeRows)  // C's row c0 + j, columns r0 + tx
+    if (c0 + j < p.n && r0 + tx < p.m) store_reduced(p, p.c + (c0 + j) * p.ldc + r0 + tx, tile[tx][j]);
 }
 
 // A grid-stride grid of 256-thread blocks for `items` elements.
@@ -155,6 +185,8 @@ bool few_tiles_short_k(const Problem& p) {
   return tiles * 4 <= sms && p.k <= 4096;
 }
 
+bool takes_skinny_path(const Problem& p) { return p.m <= 64 && p.n > p.m && p.op_a == Op::N && p.k > 0; }
+
 Status supports(const Problem& p, std::string* why) {
 #ifndef HGEMM_HAS_SM90A
   if (p.m >= 0) {  // always; keeps the code below reachable for the compiler
@@ -201,17 +233,25 @@ Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t st
   // Programmatic dependent launch: the reduction is launched while the GEMM kernel drains and
   // waits in griddepcontrol.wait for its results, hiding one launch latency.
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(elementwise_grid(p.m * p.n));
-  config.blockDim = dim3(256);
   config.stream = stream;
   cudaLaunchAttribute early[1];
   early[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   early[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = early;
   config.numAttrs = 1;
-  if (cudaError_t err = cudaLaunchKernelEx(&config, reduce_splits_kernel, p, static_cast<const float*>(mode.partials),
-                                           mode.splits, mode.transposed);
-      err != cudaSuccess) {
+  const float* partials = mode.partials;
+  cudaError_t err;
+  if (mode.transposed) {
+    config.gridDim = dim3(static_cast<unsigned>((p.m + kTransposeTile - 1) / kTransposeTile),
+                          static_cast<unsigned>((p.n + kTransposeTile - 1) / kTransposeTile));
+    config.blockDim = dim3(kTransposeTile, kTransposeRows);
+    err = cudaLaunchKernelEx(&config, reduce_splits_transposed_kernel, p, partials, mode.splits);
+  } else {
+    config.gridDim = dim3(elementwise_grid(p.m * p.n));
+    config.blockDim = dim3(256);
+    err = cudaLaunchKernelEx(&config, reduce_splits_kernel, p, partials, mode.splits);
+  }
+  if (err != cudaSuccess) {
     cudaGetLastError();
     *message = std::string("split-K reduction launch failed: ") + cudaGetErrorString(err);
     return Status::CudaError;
