@@ -14,89 +14,18 @@
 // Every op combination runs natively: an operand stored MN-major (A with op T, B with op N) is
 // loaded as 64-wide blocks and read with wgmma's transpose bit. Operands TMA cannot read in place
 // (pointer not 16-byte aligned, ld not a multiple of 8) are first copied to aligned workspace.
-// One CTA of 128 threads per 128×128 tile of C.
-#include "common/sm90/launch.cuh"
-#include "common/sm90/tile.cuh"
-#include "common/sm90/wgmma_ops.cuh"
+// One CTA of 128 threads per 128×128 tile of C. The kernel itself is in wgmma_tma.cuh, shared with
+// rung 04, which runs it with smaller tiles.
+#include "kernels/sm90/wgmma_tma.cuh"
 #include "registry/registry.h"
 
 namespace hgemm::detail {
 namespace sm90_wgmma_tma {
 
-using namespace sm90;
-constexpr int BM = 128, BN = 128, STAGES = 4, THREADS = 128, WARPS = THREADS / 32;
-
-template <bool A_MN, bool B_MN, typename Acc>
-struct Kernel {
-  using TileA = OperandTile<A_MN, BM>;
-  using TileB = OperandTile<B_MN, BN>;
-  using Mma = WgmmaOp<BN, Acc>;
-  using Stage = RingSlot<TileA, TileB>;
-  struct Smem {
-    Stage stage[STAGES];
-    std::uint64_t full[STAGES], empty[STAGES];
-  };
-  static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
-  static constexpr int kThreads = THREADS, kClusterSize = 1;
-
-  static __device__ void refill(Smem& s, const CUtensorMap* map_a, const CUtensorMap* map_b, int slice, int m0,
-                                int n0) {
-    const int slot = slice % STAGES;
-    mbar_arrive_expect_tx(&s.full[slot], TileA::kBytes + TileB::kBytes);
-    TileA::load(s.stage[slot].a, map_a, m0, slice * BK, &s.full[slot]);
-    TileB::load(s.stage[slot].b, map_b, n0, slice * BK, &s.full[slot]);
-  }
-
-  static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                             const CUtensorMap& /*map_c*/, EpilogueMode /*mode*/) {
-    Smem& s = aligned_smem<Smem>();
-    const int tid = threadIdx.x, lane = tid % 32;
-    const int tiles_n = static_cast<int>((p.n + BN - 1) / BN);
-    const int m0 = static_cast<int>(blockIdx.x / tiles_n) * BM, n0 = static_cast<int>(blockIdx.x % tiles_n) * BN;
-    const int slices = static_cast<int>((p.k + BK - 1) / BK);
-
-    if (tid == 0) {
-      for (int i = 0; i < STAGES; ++i) mbar_init(&s.full[i], 1), mbar_init(&s.empty[i], WARPS);
-      fence_barrier_init();
-    }
-    __syncthreads();
-    if (tid == 0)
-      for (int i = 0; i < STAGES && i < slices; ++i) refill(s, &map_a, &map_b, i, m0, n0);
-
-    typename Mma::Reg acc[2][Mma::kRegs];  // rows 0-63 and 64-127 of the tile
-    zero_accumulators(acc[0]);
-    zero_accumulators(acc[1]);
-    for (int kt = 0; kt < slices; ++kt) {
-      const int slot = kt % STAGES;
-      mbar_wait(&s.full[slot], (kt / STAGES) & 1);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        const std::uint64_t b = TileB::desc(s.stage[slot].b, 0, kk);
-        Mma::template mma<TileA::kTranspose, TileB::kTranspose>(acc[0], TileA::desc(s.stage[slot].a, 0, kk), b);
-        Mma::template mma<TileA::kTranspose, TileB::kTranspose>(acc[1], TileA::desc(s.stage[slot].a, 64, kk), b);
-      }
-      wgmma_commit();
-      wgmma_wait<1>();  // slice kt - 1 is done: its slot can be refilled
-      if (kt > 0) {
-        const int done = kt - 1, done_slot = done % STAGES;
-        if (lane == 0) mbar_arrive(&s.empty[done_slot]);
-        if (tid == 0 && done + STAGES < slices) {
-          mbar_wait(&s.empty[done_slot], (done / STAGES) & 1);
-          refill(s, &map_a, &map_b, done + STAGES, m0, n0);
-        }
-      }
-    }
-    wgmma_wait<0>();
-    fence_accumulators(acc[0]);
-    fence_accumulators(acc[1]);
-    store_accumulators<BN>(p, m0, n0, acc[0]);
-    store_accumulators<BN>(p, m0 + 64, n0, acc[1]);
-  }
-};
+using Tiles = sm90::OneWarpgroupTiles<128, 128, 4>;  // the kernel itself: kernels/sm90/wgmma_tma.cuh
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  return launch_kernel<Kernel>(p, TileShape{BM, BN}, stream, message, one_block_per_tile<BM, BN>(p, message));
+  return sm90::launch_one_warpgroup<Tiles>(p, stream, message);
 }
 
 }  // namespace sm90_wgmma_tma
