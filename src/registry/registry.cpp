@@ -29,6 +29,7 @@ const std::vector<const KernelEntry*>& registry() {
       &entry_sm90_wgmma_tma(),
       &entry_sm90_wgmma_tma_ws(),
       &entry_sm90_wgmma_tma_ws_persistent(),
+      &entry_sm90_wgmma_tma_small_tiles(),
       // Baselines.
       &entry_cublas_acc16(),
       &entry_cublas_acc32(),

@@ -161,7 +161,30 @@ std::vector<Case> build_skinny_cases() {
   return cases;
 }
 
+// Shapes for kernels that choose their tile by the number of tiles (sm90.wgmma_tma_small_tiles):
+// on a 132-SM H200 these pick 64×64 tiles with B K-major and 64×32 ones, rings wrapping many times.
+std::vector<Case> build_tile_choice_cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k) -> Case& {
+    Case c;
+    c.m = m, c.n = n, c.k = k, c.op_a = Op::N, c.op_b = Op::T;
+    cases.push_back(c);
+    return cases.back();
+  };
+  add(128, 4100, 300).beta = 0.5f;
+  { Case& c = add(64, 4000, 1500); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  { Case& c = add(100, 3000, 2000); c.alpha = -0.5f, c.ldb_pad = 5; }
+  std::uint64_t seed = 2001;
+  for (Case& c : cases) c.seed = seed++;
+  return cases;
+}
+
 }  // namespace
+
+const std::vector<Case>& tile_choice_cases() {
+  static const std::vector<Case> cases = build_tile_choice_cases();
+  return cases;
+}
 
 const std::vector<Case>& skinny_cases() {
   static const std::vector<Case> cases = build_skinny_cases();

@@ -69,6 +69,10 @@ const std::vector<Case>& standard_cases();
 /// beyond that): what skinny.m16_mma_nt takes. Ragged N and K, K = 0, alpha/beta, exact data.
 const std::vector<Case>& skinny_cases();
 
+/// Shapes whose tile count makes sm90.wgmma_tma_small_tiles choose each of its narrower tiles
+/// (on a 132-SM GPU), op nt, with K long enough to wrap its ring several times.
+const std::vector<Case>& tile_choice_cases();
+
 /// The inputs of a case and their fp64 reference, computed once per process.
 struct CaseData {
   std::vector<__half> a, b, c;  ///< stored matrices, padding included

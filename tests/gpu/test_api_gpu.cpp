@@ -24,8 +24,8 @@ std::string resolve(Op oa, Op ob, Accum acc, std::int64_t m, std::int64_t n, std
 
 // The documented "auto" rule: the supporting non-baseline entry with the highest priority whose
 // auto_suits accepts the shape — on an sm_90 GPU (when the build holds sm_90a code) the top
-// Hopper rung, rung 01 where C has few tiles and K is short (unless M <= 128), the skinny kernel
-// for decode shapes;
+// Hopper rung, the small-tiles rung where C has fewer 128×128 tiles than there are SMs (unless
+// M <= 64 with op(A) = N, which the top rung runs swapped), the skinny kernel for decode shapes;
 // elsewhere the sm_80-style tensor-core ladder.
 TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
@@ -34,7 +34,7 @@ TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   const bool hopper = resolve_kernel(Op::N, Op::N, 64, 64, 64, a.get(), 64, b.get(), 64, c.get(), 64, probe,
                                      nullptr) == Status::Success;
   // resolve_kernel reads no memory: the sizes below need not fit the buffers.
-  const std::string top = "sm90.wgmma_tma_ws_persistent", small = "sm90.wgmma_tma";
+  const std::string top = "sm90.wgmma_tma_ws_persistent", small = "sm90.wgmma_tma_small_tiles";
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 4096, 4096, 4096, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 4096, 4096, 4096, a.get(), b.get(), c.get()),
@@ -44,6 +44,10 @@ TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 512, 512, 512, a.get(), b.get(), c.get()),
             hopper ? small : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 128, 4096, 4096, a.get(), b.get(), c.get()),
+            hopper ? small : "mma.m16n8k16_stages_swizzle");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 4096, 4096, a.get(), b.get(), c.get()),
+            hopper ? top : "mma.m16n8k16_stages_swizzle");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 2048, 2048, 2048, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 1024, 1024, 1024, a.get(), b.get(), c.get()),
             hopper ? small : "mma.m16n8k16_stages_swizzle");

@@ -144,7 +144,8 @@ INSTANTIATE_TEST_SUITE_P(Wmma, RaggedShapes, testing::ValuesIn(family_cases("wmm
 INSTANTIATE_TEST_SUITE_P(Mma, RaggedShapes, testing::ValuesIn(family_cases("mma")), param_name);
 INSTANTIATE_TEST_SUITE_P(Skinny, RaggedShapes, testing::ValuesIn(family_cases("skinny", 16, skinny_cases())),
                          param_name);
-INSTANTIATE_TEST_SUITE_P(Sm90, RaggedShapes, testing::ValuesIn(family_cases("sm90")), param_name);
+INSTANTIATE_TEST_SUITE_P(Sm90, RaggedShapes, testing::ValuesIn(family_cases("sm90", INT64_MAX, tile_choice_cases())),
+                         param_name);
 INSTANTIATE_TEST_SUITE_P(Cublas, RaggedShapes, testing::ValuesIn(family_cases("cublas")), param_name);
 
 }  // namespace

@@ -42,6 +42,10 @@ Status supports(const Problem& p, std::string* why);
 /// up are a tie or go the other way. "auto" uses it to skip rungs 02 and 03 on such problems.
 bool few_tiles_short_k(const Problem& p);
 
+/// Whether rung 03 runs p as C^T = op(B)^T·op(A)^T, few rows against many columns (M <= 64,
+/// op(A) = N): the rows become wgmma's narrow N and the long N its 64-row M, with split-K.
+bool takes_skinny_path(const Problem& p);
+
 /// Builds the maps for p's A and B. An operand whose pointer is not 16-byte aligned or whose
 /// leading dimension is not a multiple of 8 is first repacked into `workspace` (one read, one
 /// write, queued on `stream`). With shape.c_tma_store, also C's map when C allows a TMA store

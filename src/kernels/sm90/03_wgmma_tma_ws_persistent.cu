@@ -85,13 +85,15 @@ struct Schedule {
 };
 
 /// Splits of K that fill the GPU when C has fewer cluster tiles than the clusters that fit
-/// (skinny problems): each split keeps at least 4 slices, at most 16 splits.
+/// (skinny problems): each split keeps at least 4 slices, at most kMaxSplits splits. 16×64×65536
+/// has one tile: 16 splits of 4096 ran in 25 µs.
+constexpr int kMaxSplits = 32;
 template <typename C>
 int choose_splits(const Problem& p, unsigned clusters_that_fit) {
   const Schedule<C> one(p, 1);
   if (one.tiles * 2 > static_cast<int>(clusters_that_fit)) return 1;
   const int by_gpu = static_cast<int>(clusters_that_fit) / one.tiles, by_depth = one.slices / 4;
-  return std::max(1, std::min({by_gpu, by_depth, 16}));
+  return std::max(1, std::min({by_gpu, by_depth, kMaxSplits}));
 }
 
 template <bool A_MN, bool B_MN, typename Acc, typename C>
@@ -267,11 +269,8 @@ Problem swapped(const Problem& p) {
   return q;
 }
 
-/// Few rows against many columns: run C^T with the rows as the narrow wgmma N.
-bool takes_skinny_path(const Problem& p) { return p.m <= 64 && p.n > p.m && p.op_a == Op::N && p.k > 0; }
-
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  if (!takes_skinny_path(p))
+  if (!sm90::takes_skinny_path(p))
     return p.m <= kNarrowMaxM ? launch_config<Narrow>(p, stream, message) : launch_config<Wide>(p, stream, message);
   const Problem q = swapped(p);
   if (p.m <= 16) return launch_config<Skinny<16>>(q, stream, message);
@@ -280,7 +279,8 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 }
 
 /// "auto" takes this rung for M <= 128 (the Narrow tiles, and the skinny path, M <= 64, within
-/// them) and for any C with enough tiles; the rest goes to rung 01 (sm90::few_tiles_short_k).
+/// them) and for any C with enough tiles; the rest goes to rung 04 or 01 (sm90::few_tiles_short_k).
+/// Rung 04 (priority 25) takes the small problems it suits first, the skinny path excepted.
 bool auto_suits(const Problem& p) { return p.m <= kNarrowMaxM || !sm90::few_tiles_short_k(p); }
 
 }  // namespace sm90_wgmma_tma_ws_persistent

@@ -1,0 +1,62 @@
+// 04_wgmma_tma_small_tiles.cu — sm90.wgmma_tma_small_tiles
+// Rung 01's kernel (one warpgroup, TMA ring, wgmma) with the tile chosen per problem, for C too
+// small to give every SM a big tile: a 128×128 decode-shaped C (128×4096) has 32 tiles for 132
+// SMs, 1024³ has 64. Rung 03 answers with split-K, which writes fp32 partial sums and adds them
+// in a second pass; here C is cut into smaller tiles instead, down to 64×16, until there are
+// about as many tiles as SMs, each CTA runs the whole K, and C is written once from registers.
+//  * A smaller tile does less math per byte loaded, but such problems are bound by DRAM or by
+//    latency, not by the tensor cores; what pays is every SM streaming its own part of B.
+//  * With one CTA per SM the rest of shared memory is free, so the ring is as deep as it allows
+//    (up to 16 slices of 64 k): more loads in flight per SM, which is what streaming B needs.
+//  * Tiles narrower than 64 columns need B K-major (op T): an N-major B is loaded in 64-wide
+//    blocks (common/sm90/tile.cuh), so op N keeps 64 columns or more.
+#include "common/occupancy.h"
+#include "kernels/sm90/wgmma_tma.cuh"
+#include "registry/registry.h"
+
+namespace hgemm::detail {
+namespace sm90_wgmma_tma_small_tiles {
+
+using namespace sm90;
+
+template <int BM, int BN>
+std::int64_t tiles(const Problem& p) {
+  return ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
+}
+
+/// Runs the largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only)
+/// that cuts C into at least 3/4 as many tiles as there are SMs, else the smallest.
+Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
+  const std::int64_t enough = std::max(1, sm_count() * 3 / 4);
+  const bool narrow_ok = !b_mn_major(p);
+  if (tiles<128, 64>(p) >= enough) return launch_one_warpgroup<DeepestRing<128, 64>>(p, stream, message);
+  if (tiles<64, 64>(p) >= enough || !narrow_ok) return launch_one_warpgroup<DeepestRing<64, 64>>(p, stream, message);
+  if (tiles<64, 32>(p) >= enough) return launch_one_warpgroup<DeepestRing<64, 32>>(p, stream, message);
+  return launch_one_warpgroup<DeepestRing<64, 16>>(p, stream, message);
+}
+
+/// "auto" takes this entry when C has fewer 128×128 tiles than the GPU has SMs, except where rung
+/// 03 is faster: few rows with op(A) = N (its skinny path: 32×8192×8192 in 48 µs against 79 here),
+/// K so long and C so small that even 64×16 tiles leave most SMs idle (it splits K), and fp32
+/// accumulation over a long K with more than 64 rows, where one warpgroup's 128×64 tiles become
+/// math-bound (128×8192×8192: 61 µs here, 54 there; in f16 47 against 54).
+bool auto_suits(const Problem& p) {
+  const std::int64_t sms = sm_count();
+  if (sms == 0 || tiles<128, 128>(p) >= sms || takes_skinny_path(p)) return false;
+  if (p.accum == Accum::F32 && p.m > 64 && p.k >= 8192) return false;
+  const std::int64_t smallest = b_mn_major(p) ? tiles<64, 64>(p) : tiles<64, 16>(p);
+  return smallest * 2 >= sms || p.k <= 8192;
+}
+
+}  // namespace sm90_wgmma_tma_small_tiles
+
+const KernelEntry& entry_sm90_wgmma_tma_small_tiles() {
+  static const KernelEntry e{{"sm90.wgmma_tma_small_tiles", "sm90", 4,
+                              "rung 01's kernel with tiles down to 64x16 and a deep ring, so that small C still fills the SMs",
+                              90, 90, kAllOps, kBothAccums, 1, false},
+                             &sm90_wgmma_tma_small_tiles::launch, /*auto_priority=*/25, &sm90::supports,
+                             &sm90_wgmma_tma_small_tiles::auto_suits};
+  return e;
+}
+
+}  // namespace hgemm::detail
