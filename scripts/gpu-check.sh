@@ -12,6 +12,8 @@
 #             library's own choice against cuBLAS over squares, llm, skinny, ragged and odd-ld
 #             shapes, with the geometric-mean ratio and the worst shape (bench-auto-<op>.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
+#   profile   ncu's time, DRAM and L2 counters for every GEMM kernel (ours and cuBLAS's) launched on
+#             HGEMM_PROFILE_SHAPES (profile.csv, summarised in the log): where a shape's time goes
 #   banks     ncu's shared-memory counters for every kernel at 2048³ (banks_ncu.csv), compared with
 #             the bank model by hgemm-banks (docs/bank-conflicts.md is generated from that CSV)
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
@@ -149,6 +151,19 @@ if want auto; then
       --json "$out/bench-auto-$op.json" >>"$out/bench.txt" 2>>"$log"
     summary+=("bench auto $op: rc $?")
   done
+fi
+
+if want profile; then
+  metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
+  metrics=$metrics,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,sm__throughput.avg.pct_of_peak_sustained_elapsed
+  metrics=$metrics,launch__grid_size,launch__block_size,launch__registers_per_thread
+  # shellcheck disable=SC2086
+  timeout 300 ncu --clock-control none --csv --kernel-name-base function -k 'regex:kernel|gemm|xmma|cutlass|splitK|reduce|nvjet' \
+    --metrics "$metrics" "$build/tools/hgemm-bench" --kernels "${HGEMM_PROFILE_KERNELS:-auto}" \
+    --shapes "${HGEMM_PROFILE_SHAPES:-64x8192x8192,128x4096x4096}" --op "${HGEMM_PROFILE_OP:-nt}" \
+    --accum "${HGEMM_PROFILE_ACCUM:-f32}" --iters 2 --warmup 0 >"$out/profile.csv" 2>>"$log"
+  summary+=("profile (ncu): rc $?")
+  python3 scripts/ncu_summary.py "$out/profile.csv" | tee -a "$log"
 fi
 
 if want banks; then
