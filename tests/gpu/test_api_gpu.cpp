@@ -25,7 +25,8 @@ std::string resolve(Op oa, Op ob, Accum acc, std::int64_t m, std::int64_t n, std
 // The documented "auto" rule: the supporting non-baseline entry with the highest priority whose
 // auto_suits accepts the shape — on an sm_90 GPU (when the build holds sm_90a code) the top
 // Hopper rung, the small-tiles rung where C has fewer 128×128 tiles than there are SMs (unless
-// M <= 64 with op(A) = N, which the top rung runs swapped), the skinny kernel for decode shapes;
+// M <= 64 with op(A) = N, which the top rung runs swapped, save M > 32 with K <= 4096), the
+// skinny kernel for decode shapes;
 // elsewhere the sm_80-style tensor-core ladder.
 TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
   DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
@@ -45,8 +46,10 @@ TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
             hopper ? small : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 128, 4096, 4096, a.get(), b.get(), c.get()),
             hopper ? small : "mma.m16n8k16_stages_swizzle");
-  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 4096, 4096, a.get(), b.get(), c.get()),
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 8192, 8192, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
+  EXPECT_EQ(resolve(Op::N, Op::N, Accum::F16, 64, 4096, 4096, a.get(), b.get(), c.get()),
+            hopper ? small : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 2048, 2048, 2048, a.get(), b.get(), c.get()),
             hopper ? top : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 1024, 1024, 1024, a.get(), b.get(), c.get()),

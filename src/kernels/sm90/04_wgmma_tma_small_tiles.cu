@@ -8,6 +8,9 @@
 //    latency, not by the tensor cores; what pays is every SM streaming its own part of B.
 //  * With one CTA per SM the rest of shared memory is free, so the ring is as deep as it allows
 //    (up to 16 slices of 64 k): more loads in flight per SM, which is what streaming B needs.
+//  * A producer warp fills the ring, so the consumers never wait for a refill: with rung 01's
+//    scheme (thread 0 refills between its wgmmas) 1024³ took 11.3 / 12.8 µs (f16 / f32) and
+//    128×8192×8192 47.0 / 58.9; with the producer warp 9.9 / 10.6 and 42.8 / 43.3.
 //  * Tiles narrower than 64 columns need B K-major (op T): an N-major B is loaded in 64-wide
 //    blocks (common/sm90/tile.cuh), so op N keeps 64 columns or more.
 #include "common/occupancy.h"
@@ -36,14 +39,14 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 }
 
 /// "auto" takes this entry when C has fewer 128×128 tiles than the GPU has SMs, except where rung
-/// 03 is faster: few rows with op(A) = N (its skinny path: 32×8192×8192 in 48 µs against 79 here),
-/// K so long and C so small that even 64×16 tiles leave most SMs idle (it splits K), and fp32
-/// accumulation over a long K with more than 64 rows, where one warpgroup's 128×64 tiles become
-/// math-bound (128×8192×8192: 61 µs here, 54 there; in f16 47 against 54).
+/// 03 is faster: its skinny path (M ≤ 64, op(A) = N) unless M > 32 and K ≤ 4096 (measured, nt
+/// f16: 32×8192×8192 45 µs there against 77 here, 1×8192×8192 42 against 76, 32×4096×4096 16
+/// against 19; but 64×4096×4096 18 there against 14 here), and K so long and C so small that even
+/// 64×16 tiles leave most SMs idle (it splits K).
 bool auto_suits(const Problem& p) {
   const std::int64_t sms = sm_count();
-  if (sms == 0 || tiles<128, 128>(p) >= sms || takes_skinny_path(p)) return false;
-  if (p.accum == Accum::F32 && p.m > 64 && p.k >= 8192) return false;
+  if (sms == 0 || tiles<128, 128>(p) >= sms) return false;
+  if (takes_skinny_path(p) && !(p.m > 32 && p.k <= 4096)) return false;
   const std::int64_t smallest = b_mn_major(p) ? tiles<64, 64>(p) : tiles<64, 16>(p);
   return smallest * 2 >= sms || p.k <= 8192;
 }
@@ -52,7 +55,7 @@ bool auto_suits(const Problem& p) {
 
 const KernelEntry& entry_sm90_wgmma_tma_small_tiles() {
   static const KernelEntry e{{"sm90.wgmma_tma_small_tiles", "sm90", 4,
-                              "rung 01's kernel with tiles down to 64x16 and a deep ring, so that small C still fills the SMs",
+                              "rung 01's kernel with tiles down to 64x16, a deep ring and a producer warp, so that small C still fills the SMs",
                               90, 90, kAllOps, kBothAccums, 1, false},
                              &sm90_wgmma_tma_small_tiles::launch, /*auto_priority=*/25, &sm90::supports,
                              &sm90_wgmma_tma_small_tiles::auto_suits};

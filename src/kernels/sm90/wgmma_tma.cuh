@@ -1,7 +1,12 @@
 // wgmma_tma.cuh — the kernel of rung 01 (sm90.wgmma_tma), for any tile: one warpgroup, one CTA
 // per BM×BN tile of C, TMA into a ring of STAGES slots, wgmma from shared memory. Rung 01 runs it
 // with 128×128 tiles; sm90.wgmma_tma_small_tiles (04) picks smaller tiles and a deeper ring per
-// problem. What each part does is explained in 01_wgmma_tma.cu.
+// problem, and adds a producer warp. What each part does is explained in 01_wgmma_tma.cu.
+//
+// PRODUCER_WARP: a fifth warp issues the copies and runs ahead through the ring on its own. In
+// rung 01 thread 0 refills a slot itself, after waiting for the other warps to release it, and
+// the warpgroup's next wgmma waits for thread 0; with a producer warp the consumers only wait for
+// data.
 #pragma once
 
 #include <algorithm>
@@ -13,20 +18,25 @@
 
 namespace hgemm::detail::sm90 {
 
-/// A tile of BM (64 or 128) rows by BN columns of C, with a ring of STAGES k-slices.
-template <int BM_, int BN_, int STAGES_>
+/// A tile of BM (64 or 128) rows by BN columns of C, with a ring of STAGES k-slices, filled by
+/// thread 0 of the warpgroup or by a producer warp of its own.
+template <int BM_, int BN_, int STAGES_, bool PRODUCER_WARP_ = false>
 struct OneWarpgroupTiles {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
+  static constexpr bool PRODUCER_WARP = PRODUCER_WARP_;
   static_assert(BM == 64 || BM == 128, "one warpgroup covers 64 rows per wgmma, at most two of them");
 };
 
-/// The deepest ring of BM×BN tiles that fits the shared memory of a CTA (at most 16 slots).
+/// The deepest ring of BM×BN tiles that fits the shared memory of a CTA (at most 16 slots), with
+/// a producer warp.
 template <int BM, int BN>
-using DeepestRing = OneWarpgroupTiles<BM, BN, std::min(16, (227 * 1024 - 2048) / ((BM + BN) * BK * 2))>;
+using DeepestRing = OneWarpgroupTiles<BM, BN, std::min(16, (227 * 1024 - 2048) / ((BM + BN) * BK * 2)), true>;
 
 template <typename T, bool A_MN, bool B_MN, typename Acc>
 struct OneWarpgroupKernel {
-  static constexpr int BM = T::BM, BN = T::BN, STAGES = T::STAGES, THREADS = 128, WARPS = THREADS / 32;
+  static constexpr int BM = T::BM, BN = T::BN, STAGES = T::STAGES, WARPS = 4;  // consumer warps
+  static constexpr bool PRODUCER_WARP = T::PRODUCER_WARP;
+  static constexpr int THREADS = 32 * (WARPS + (PRODUCER_WARP ? 1 : 0));
   static constexpr int kSubTiles = BM / 64;  // 64-row wgmma blocks per tile
   using TileA = OperandTile<A_MN, BM>;
   using TileB = OperandTile<B_MN, BN>;
@@ -48,6 +58,15 @@ struct OneWarpgroupKernel {
     TileB::load(s.stage[slot].b, map_b, n0, slice * BK, &s.full[slot]);
   }
 
+  /// The producer warp's loop (one thread): each slot refilled as soon as it is released.
+  static __device__ void produce(Smem& s, const CUtensorMap* map_a, const CUtensorMap* map_b, int slices, int m0,
+                                 int n0) {
+    for (int kt = 0; kt < slices; ++kt) {
+      mbar_wait(&s.empty[kt % STAGES], ((kt / STAGES) & 1) ^ 1);  // passes at once on the first round
+      refill(s, map_a, map_b, kt, m0, n0);
+    }
+  }
+
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
                                              const CUtensorMap& /*map_c*/, EpilogueMode /*mode*/) {
     Smem& s = aligned_smem<Smem>();
@@ -61,8 +80,14 @@ struct OneWarpgroupKernel {
       fence_barrier_init();
     }
     __syncthreads();
-    if (tid == 0)
+    if constexpr (PRODUCER_WARP) {
+      if (tid / 32 == WARPS) {
+        if (lane == 0) produce(s, &map_a, &map_b, slices, m0, n0);
+        return;
+      }
+    } else if (tid == 0) {
       for (int i = 0; i < STAGES && i < slices; ++i) refill(s, &map_a, &map_b, i, m0, n0);
+    }
 
     typename Mma::Reg acc[kSubTiles][Mma::kRegs];  // rows 64h .. 64h + 63 of the tile
 #pragma unroll
@@ -83,7 +108,7 @@ struct OneWarpgroupKernel {
       if (kt > 0) {
         const int done = kt - 1, done_slot = done % STAGES;
         if (lane == 0) mbar_arrive(&s.empty[done_slot]);
-        if (tid == 0 && done + STAGES < slices) {
+        if (!PRODUCER_WARP && tid == 0 && done + STAGES < slices) {
           mbar_wait(&s.empty[done_slot], (done / STAGES) & 1);
           refill(s, &map_a, &map_b, done + STAGES, m0, n0);
         }
