@@ -1,6 +1,6 @@
 // 04_wgmma_tma_small_tiles.cu — sm90.wgmma_tma_small_tiles
 // Rung 01's kernel (one warpgroup, TMA ring, wgmma) with the tile chosen per problem, for C too
-// small to give every SM a big tile: a 128×128 decode-shaped C (128×4096) has 32 tiles for 132
+// small to give every SM a big tile: a decode-shaped C (128×4096) has 32 tiles of 128×128 for 132
 // SMs, 1024³ has 64. Rung 03 answers with split-K, which writes fp32 partial sums and adds them
 // in a second pass; here C is cut into smaller tiles instead, down to 64×16, until there are
 // about as many tiles as SMs, each CTA runs the whole K, and C is written once from registers.
