@@ -51,29 +51,32 @@ inline Status launch_status(std::string* message) {
   return Status::CudaError;
 }
 
-/// Launches `fn` with one block of `threads` threads per BM×BN tile of C and `smem_bytes` of
-/// dynamic shared memory, first raising the kernel's limit (needed above 48 KiB).
+/// Launches `fn(p)` with one `block`-sized thread block per BM×BN tile of C (and `smem_bytes` of
+/// dynamic shared memory).
+template <int BM, int BN, typename KernelFn>
+Status launch_tiles(KernelFn fn, const Problem& p, dim3 block, cudaStream_t stream, std::string* message,
+                    int smem_bytes = 0) {
+  dim3 grid;
+  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
+  fn<<<grid, block, smem_bytes, stream>>>(p);
+  return launch_status(message);
+}
+
+/// launch_tiles with `smem_bytes` of dynamic shared memory, first raising the kernel's limit
+/// (needed above 48 KiB).
 template <int BM, int BN, typename KernelFn>
 Status launch_tiles_with_smem(KernelFn fn, const Problem& p, int threads, int smem_bytes, cudaStream_t stream,
                               std::string* message) {
-  dim3 grid;
-  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
   if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes) != cudaSuccess)
     return launch_status(message);
-  fn<<<grid, threads, smem_bytes, stream>>>(p);
-  return launch_status(message);
+  return launch_tiles<BM, BN>(fn, p, threads, stream, message, smem_bytes);
 }
 
 /// Launches one `block`-sized thread block per BM×BN tile of C, running the kernel that
 /// `kernel_for(TypeTag<Acc>{})` returns for the problem's accumulator type Acc.
 template <int BM, int BN, typename KernelFor>
 Status launch_per_tile(const Problem& p, dim3 block, cudaStream_t stream, std::string* message, KernelFor kernel_for) {
-  dim3 grid;
-  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
-  return dispatch_accum(p, [&](auto acc) {
-    kernel_for(acc)<<<grid, block, 0, stream>>>(p);
-    return launch_status(message);
-  });
+  return dispatch_accum(p, [&](auto acc) { return launch_tiles<BM, BN>(kernel_for(acc), p, block, stream, message); });
 }
 
 }  // namespace hgemm::detail

@@ -34,11 +34,9 @@ __global__ void __launch_bounds__(32) kernel(Problem p) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  dim3 grid;
-  if (Status s = tile_grid<TM, TN>(p, &grid, message); s != Status::Success) return s;
   return dispatch_ops_accum(p, [&](auto oa, auto ob, auto acc) {
-    kernel<decltype(oa)::value, decltype(ob)::value, typename decltype(acc)::type><<<grid, 32, 0, stream>>>(p);
-    return launch_status(message);
+    return launch_tiles<TM, TN>(kernel<decltype(oa)::value, decltype(ob)::value, typename decltype(acc)::type>, p,
+                                32, stream, message);
   });
 }
 

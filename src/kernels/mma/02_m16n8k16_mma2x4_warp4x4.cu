@@ -53,11 +53,9 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  dim3 grid;
-  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
   return dispatch_ops_accum(p, [&](auto oa, auto ob, auto acc) {
-    kernel<decltype(oa)::value, decltype(ob)::value, typename decltype(acc)::type><<<grid, THREADS, 0, stream>>>(p);
-    return launch_status(message);
+    return launch_tiles<BM, BN>(kernel<decltype(oa)::value, decltype(ob)::value, typename decltype(acc)::type>, p,
+                                THREADS, stream, message);
   });
 }
 
