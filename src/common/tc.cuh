@@ -71,6 +71,24 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
+/// The main loop of the cp.async "stages" rungs: a ring of STAGES slots with STAGES - 1 slices in
+/// flight ahead of the one being computed. `load_slice(kt)` issues slice kt's copies into slot
+/// kt % STAGES and commits one group (an empty one past the last slice, so that the wait count
+/// stays uniform); `compute(kt)` runs the math on slice kt, landed in slot kt % STAGES. Returns
+/// with all of this thread's copies landed.
+template <int STAGES, typename LoadSlice, typename Compute>
+__device__ __forceinline__ void run_cp_async_ring(std::int64_t slices, LoadSlice&& load_slice, Compute&& compute) {
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) load_slice(s);
+  for (std::int64_t kt = 0; kt < slices; ++kt) {
+    cp_async_wait<STAGES - 2>();  // slice kt has landed (this thread's copies) ...
+    __syncthreads();              // ... everyone's, and slot (kt - 1) % STAGES is free again
+    load_slice(kt + STAGES - 1);
+    compute(kt);
+  }
+  cp_async_wait<0>();
+}
+
 /// Issues cp.async copies of the R×C tile at (row0, col0) of a row-major rows×cols matrix whose
 /// rows are 16-byte aligned (ld % 8 == 0, aligned base) into shared memory, 8 halves per copy;
 /// `at(r, c)` is the shared-memory element offset of tile element (r, c), c a multiple of 8
@@ -97,6 +115,13 @@ template <typename Acc> struct MmaAcc;
 template <> struct MmaAcc<float> { float r[4] = {0.f, 0.f, 0.f, 0.f}; };
 template <> struct MmaAcc<__half> { std::uint32_t r[2] = {0u, 0u}; };
 
+/// The ldmatrix fragments of one 16-deep k-step of a warp: A of its MMA_M m16 rows, B of its
+/// MMA_N n8 columns.
+template <int MMA_M, int MMA_N>
+struct MmaFrags {
+  std::uint32_t a[MMA_M][4], b[MMA_N][2];
+};
+
 /// D += A·B for one m16n8k16 tile (A: 4 registers, B: 2, in the ldmatrix fragment layout).
 __device__ __forceinline__ void mma_m16n8k16(MmaAcc<float>& d, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
   asm volatile(
@@ -110,6 +135,22 @@ __device__ __forceinline__ void mma_m16n8k16(MmaAcc<__half>& d, const std::uint3
       "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};"
       : "+r"(d.r[0]), "+r"(d.r[1])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// The STEPS k16-steps of one slice, with the fragments double-buffered in registers: step s + 1's
+/// are loaded (`load_frags(frags, kk)`, kk its first k) while step s's mmas run.
+template <int STEPS, int MMA_M, int MMA_N, typename Acc, typename LoadFrags>
+__device__ __forceinline__ void mma_steps_double_buffered(MmaAcc<Acc> (&acc)[MMA_M][MMA_N], LoadFrags&& load_frags) {
+  MmaFrags<MMA_M, MMA_N> f[2];
+  load_frags(f[0], 0);
+#pragma unroll
+  for (int step = 0; step < STEPS; ++step) {
+    if (step + 1 < STEPS) load_frags(f[(step + 1) % 2], (step + 1) * 16);
+#pragma unroll
+    for (int i = 0; i < MMA_M; ++i)
+#pragma unroll
+      for (int j = 0; j < MMA_N; ++j) mma_m16n8k16(acc[i][j], f[step % 2].a[i], f[step % 2].b[j]);
+  }
 }
 
 /// Writes an m16n8 accumulator tile whose corner is C(row0, col0): lane l holds columns

@@ -53,10 +53,7 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
     cp_async_commit();  // an empty group past the end keeps the wait count uniform
   };
   // Fragments of one 16-deep step: A of the warp's 4 m16 rows, B of its 4 n8 columns.
-  struct Frags {
-    std::uint32_t a[MMA_M][4], b[MMA_N][2];
-  };
-  auto load_frags = [&](Frags& f, const __half* a, const __half* b, int kk) {
+  auto load_frags = [&](MmaFrags<MMA_M, MMA_N>& f, const __half* a, const __half* b, int kk) {
 #pragma unroll
     for (int i = 0; i < MMA_M; ++i) ldmatrix_x4(f.a[i], a + (wm * 64 + i * 16 + lane % 16) * L::A_LD + kk + (lane / 16) * 8);
 #pragma unroll
@@ -71,26 +68,11 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
   };
 
   MmaAcc<Acc> acc[MMA_M][MMA_N];
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) load_slice(s);
-  for (std::int64_t kt = 0; kt < slices; ++kt) {
-    cp_async_wait<STAGES - 2>();  // slice kt has landed (this thread's copies) ...
-    __syncthreads();              // ... everyone's, and slot (kt - 1) % STAGES is free again
-    load_slice(kt + STAGES - 1);
+  run_cp_async_ring<STAGES>(slices, load_slice, [&](std::int64_t kt) {
     const __half* a = smem + (kt % STAGES) * L::STAGE;
     const __half* b = a + L::A_SIZE;
-    Frags f[2];
-    load_frags(f[0], a, b, 0);
-#pragma unroll
-    for (int step = 0; step < BK / 16; ++step) {
-      if (step + 1 < BK / 16) load_frags(f[(step + 1) % 2], a, b, (step + 1) * 16);
-#pragma unroll
-      for (int i = 0; i < MMA_M; ++i)
-#pragma unroll
-        for (int j = 0; j < MMA_N; ++j) mma_m16n8k16(acc[i][j], f[step % 2].a[i], f[step % 2].b[j]);
-    }
-  }
-  cp_async_wait<0>();
+    mma_steps_double_buffered<BK / 16>(acc, [&](MmaFrags<MMA_M, MMA_N>& f, int kk) { load_frags(f, a, b, kk); });
+  });
 #pragma unroll
   for (int i = 0; i < MMA_M; ++i)
 #pragma unroll

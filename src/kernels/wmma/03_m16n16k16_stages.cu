@@ -63,12 +63,7 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
   for (int i = 0; i < TILES_M; ++i)
 #pragma unroll
     for (int j = 0; j < TILES_N; ++j) wmma::fill_fragment(acc[i][j], acc_zero<Acc>());
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) load_slice(s);
-  for (std::int64_t kt = 0; kt < slices; ++kt) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    load_slice(kt + STAGES - 1);
+  run_cp_async_ring<STAGES>(slices, load_slice, [&](std::int64_t kt) {
     const __half* a_s = smem + (kt % STAGES) * L::STAGE;
     const __half* b_s = a_s + L::A_SIZE;
 #pragma unroll
@@ -87,8 +82,7 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 #pragma unroll
         for (int j = 0; j < TILES_N; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
     }
-  }
-  cp_async_wait<0>();
+  });
   Acc* s_c = reinterpret_cast<Acc*>(reinterpret_cast<float*>(smem + STAGES * L::STAGE) + warp * W * W);
   const int r = lane / 2, c = (lane % 2) * 8;
 #pragma unroll
