@@ -11,6 +11,8 @@
 #   auto      hgemm-bench --kernels auto --suite auto (op nt; HGEMM_AUTO_OPS for more): the
 #             library's own choice against cuBLAS over squares, llm, skinny, ragged and odd-ld
 #             shapes, with the geometric-mean ratio and the worst shape (bench-auto-<op>.json)
+#   unaligned hgemm-bench of the top rung on odd sizes and leading dimensions next to their aligned
+#             neighbours, op nt and nn (bench-unaligned-<op>.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   profile   ncu's time, DRAM and L2 counters for every GEMM kernel (ours and cuBLAS's) launched on
 #             HGEMM_PROFILE_SHAPES (profile.csv, summarised in the log): where a shape's time goes
@@ -135,6 +137,19 @@ if want sm90; then
       --accum both --json "$out/bench-llm.json" >>"$out/bench-sm90.txt" 2>>"$log"
     summary+=("bench llm: rc $?")
   fi
+fi
+
+if want unaligned; then
+  # Issue 7's odd shapes next to their aligned neighbours, and one shape per unaligned operand
+  # (N = 4095: only C; K = 4095: A and B, not C), for the top rung (HGEMM_SM90_TOP) and auto.
+  shapes=4096x4096x4096,4095x4097x4093,4095x4095x4095,4096x4096x4096:ld4099,4096x4095x4096,4096x4096x4095
+  shapes=$shapes,8192x8192x8192,8191x8191x8191
+  for op in ${HGEMM_UNALIGNED_OPS:-nt nn}; do
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-sm90.wgmma_tma_ws_persistent}" --shapes "$shapes" \
+      --op "$op" --accum both --json "$out/bench-unaligned-$op.json" >>"$out/bench-unaligned.txt" 2>>"$log"
+    summary+=("bench unaligned $op: rc $?")
+  done
+  cat "$out/bench-unaligned.txt" >>"$log"
 fi
 
 if want tc; then

@@ -64,4 +64,18 @@ __device__ __forceinline__ void store_halves(__half* p, const Halves<N>& v, std:
     if (i < valid) p[i] = v.h[i];
 }
 
+/// Halves s..s+7 of the 16 halves lo:hi (s < 8): two aligned 16-byte units read where a row
+/// starts between 16-byte boundaries, realigned through selects and one funnel shift (a barrel
+/// shift: indexing the words by s would move them to local memory).
+__device__ __forceinline__ uint4 shift_down_halves(const uint4& lo, const uint4& hi, int s) {
+  std::uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+  for (int i = 0; i < 6; ++i) w[i] = (s & 4) ? w[i + 2] : w[i];  // 4 halves: 2 words
+#pragma unroll
+  for (int i = 0; i < 5; ++i) w[i] = (s & 2) ? w[i + 1] : w[i];  // 2 halves: 1 word
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = (s & 1) ? __funnelshift_r(w[i], w[i + 1], 16) : w[i];
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 }  // namespace hgemm::detail

@@ -174,12 +174,51 @@ std::vector<Case> build_tile_choice_cases() {
   add(128, 4100, 300).beta = 0.5f;
   { Case& c = add(64, 4000, 1500); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
   { Case& c = add(100, 3000, 2000); c.alpha = -0.5f, c.ldb_pad = 5; }
+  // One tile of C over a long K: rung 03 splits K 117 and 128 ways, and the reduction sums the
+  // splits in parallel (as C, and as C^T on the skinny path).
+  { Case& c = add(100, 60, 30000); c.op_b = Op::N, c.alpha = -1.f, c.beta = 0.5f; }
+  add(16, 64, 65536);
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;
 }
 
+// Leading dimensions TMA cannot address (not multiples of 8) and 2-byte-aligned pointers, at
+// sizes that take rung 03 through each of its paths: 256- and 128-wide tiles, C stored by TMA
+// and copied row by row (16-byte stores at every alignment of a row), C read (beta ≠ 0), split-K
+// partial sums, the skinny path; operands TMA cannot read are repacked.
+std::vector<Case> build_odd_ld_cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b, std::int64_t lda_pad,
+                 std::int64_t ldb_pad, std::int64_t ldc_pad) -> Case& {
+    Case c;
+    c.m = m, c.n = n, c.k = k, c.op_a = op_a, c.op_b = op_b;
+    c.lda_pad = lda_pad, c.ldb_pad = ldb_pad, c.ldc_pad = ldc_pad;
+    cases.push_back(c);
+    return cases.back();
+  };
+  add(300, 520, 200, Op::N, Op::T, 1, 3, 1);  // C row by row: ldc odd, every row alignment
+  add(300, 520, 200, Op::N, Op::T, 1, 3, 8);  // C by TMA (ldc = 528)
+  { Case& c = add(300, 520, 200, Op::N, Op::T, 5, 0, 3); c.alpha = -0.5f, c.beta = 0.75f; }  // C read
+  { Case& c = add(257, 300, 1000, Op::N, Op::T, 1, 1, 1); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  add(260, 264, 136, Op::N, Op::T, 0, 0, 0).offset = 1;  // ld fine, pointers 2-byte aligned
+  add(300, 520, 200, Op::N, Op::N, 1, 0, 1);              // B (N-major) read in place
+  add(300, 520, 200, Op::T, Op::T, 0, 1, 1);              // A M-major, lda = 300
+  add(200, 10, 300, Op::N, Op::T, 1, 1, 1);               // 10 columns: every row's ragged end
+  { Case& c = add(100, 1000, 4000, Op::N, Op::T, 1, 1, 1); c.beta = 0.5f; }  // split K: partial sums
+  add(40, 1000, 3000, Op::N, Op::T, 1, 1, 1);             // skinny path
+  { Case& c = add(16, 1000, 3000, Op::N, Op::T, 3, 1, 1); c.alpha = 2.f; }  // skinny, 16 columns of C^T
+  std::uint64_t seed = 3001;
+  for (Case& c : cases) c.seed = seed++;
+  return cases;
+}
+
 }  // namespace
+
+const std::vector<Case>& odd_ld_cases() {
+  static const std::vector<Case> cases = build_odd_ld_cases();
+  return cases;
+}
 
 const std::vector<Case>& tile_choice_cases() {
   static const std::vector<Case> cases = build_tile_choice_cases();

@@ -70,8 +70,14 @@ const std::vector<Case>& standard_cases();
 const std::vector<Case>& skinny_cases();
 
 /// Shapes whose tile count makes sm90.wgmma_tma_small_tiles choose each of its narrower tiles
-/// (on a 132-SM GPU), op nt, with K long enough to wrap its ring several times.
+/// (on a 132-SM GPU), op nt, with K long enough to wrap its ring several times; and a tiny C over
+/// a long K, which rung 03 splits into more than 100 parts.
 const std::vector<Case>& tile_choice_cases();
+
+/// Odd leading dimensions and 2-byte-aligned pointers at sizes that take sm90 rung 03 through
+/// each of its epilogues (TMA store, rows copied with 16-byte stores, C read, split-K partial
+/// sums, the skinny path).
+const std::vector<Case>& odd_ld_cases();
 
 /// The inputs of a case and their fp64 reference, computed once per process.
 struct CaseData {

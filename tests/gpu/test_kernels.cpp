@@ -144,7 +144,12 @@ INSTANTIATE_TEST_SUITE_P(Wmma, RaggedShapes, testing::ValuesIn(family_cases("wmm
 INSTANTIATE_TEST_SUITE_P(Mma, RaggedShapes, testing::ValuesIn(family_cases("mma")), param_name);
 INSTANTIATE_TEST_SUITE_P(Skinny, RaggedShapes, testing::ValuesIn(family_cases("skinny", 16, skinny_cases())),
                          param_name);
-INSTANTIATE_TEST_SUITE_P(Sm90, RaggedShapes, testing::ValuesIn(family_cases("sm90", INT64_MAX, tile_choice_cases())),
+std::vector<Case> sm90_extra_cases() {
+  std::vector<Case> cases = tile_choice_cases();
+  cases.insert(cases.end(), odd_ld_cases().begin(), odd_ld_cases().end());
+  return cases;
+}
+INSTANTIATE_TEST_SUITE_P(Sm90, RaggedShapes, testing::ValuesIn(family_cases("sm90", INT64_MAX, sm90_extra_cases())),
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Cublas, RaggedShapes, testing::ValuesIn(family_cases("cublas")), param_name);
 

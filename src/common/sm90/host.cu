@@ -11,6 +11,7 @@
 
 #include "common/launch.cuh"
 #include "common/occupancy.h"
+#include "common/vec.cuh"
 #include "common/sm90/tile.cuh"
 
 namespace hgemm::detail::sm90 {
@@ -34,31 +35,58 @@ bool tma_readable(const __half* ptr, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 8 == 0;
 }
 
-// Copies rows × width halves from (src, ld) to (dst, dst_ld) (dst_ld a multiple of 8, dst 16-byte
-// aligned, width < 2^31): one row per blockIdx.y, 8 halves per thread written with one 16-byte
-// store, read as four 4-byte words where the source row allows, else as eight halves.
-__global__ void repack_kernel(const __half* src, std::int64_t ld, __half* dst, std::int64_t dst_ld, std::int64_t rows,
-                              std::int64_t width) {
-  const int groups = static_cast<int>(dst_ld / 8), w = static_cast<int>(width);
-  for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-    const __half* s = src + r * ld;
-    __half* d = dst + r * dst_ld;
-    const bool words = reinterpret_cast<std::uintptr_t>(s) % 4 == 0;
-    for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += gridDim.x * blockDim.x) {
-      const int c0 = g * 8;
-      alignas(16) __half v[8];
-      if (c0 + 8 <= w && words) {
+// One operand to copy: rows × width halves from (src, ld) to (dst, dst_ld), dst_ld a multiple of
+// 8 and dst 16-byte aligned (width < 2^31).
+struct RepackJob {
+  const __half* src;
+  std::int64_t ld;
+  __half* dst;
+  std::int64_t dst_ld, rows, width;
+};
+constexpr int kRepackRowsPerBlock = 8, kRepackMaxRowBlocks = 32768;
+
+// Columns c..c+7 of a row of `width` halves starting anywhere on a 2-byte boundary, zeros past
+// the row's end: the two aligned 16-byte units that hold them, realigned, where both lie inside
+// the row (one unit when it is aligned); element by element at the row's two ends.
+// One 16-byte load, kept whole (the compiler splits plain loads into the words shift_down_halves
+// keeps, four times the instructions).
+__device__ __forceinline__ uint4 load_unit(const void* p) {
+  uint4 v;
+  asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ uint4 load_row_halves8(const __half* row, int c, int width) {
+  const __half* p = row + c;
+  const int s = static_cast<int>(reinterpret_cast<std::uintptr_t>(p) / 2 % 8);
+  const uint4* unit = reinterpret_cast<const uint4*>(p - s);
+  if (s == 0 && c + 8 <= width) return load_unit(unit);
+  if (s != 0 && c >= s && c - s + 16 <= width) return shift_down_halves(load_unit(unit), load_unit(unit + 1), s);
+  alignas(16) __half v[8];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) reinterpret_cast<std::uint32_t*>(v)[j] = reinterpret_cast<const std::uint32_t*>(s + c0)[j];
-      } else if (c0 + 8 <= w) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) v[j] = s[c0 + j];
-      } else {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) v[j] = c0 + j < w ? s[c0 + j] : __ushort_as_half(0);
-      }
-      *reinterpret_cast<uint4*>(d + c0) = *reinterpret_cast<const uint4*>(v);
-    }
+  for (int j = 0; j < 8; ++j) v[j] = c + j < width ? p[j] : __ushort_as_half(0);
+  return *reinterpret_cast<const uint4*>(v);
+}
+
+// Both operands' copies in one launch: blocks of 32 × 8 threads, each thread writing 8 halves
+// (one 16-byte store) of a row, 8 rows per block; blockIdx.y picks the job (a's row blocks first).
+// (The job's fields are picked one by one: a reference to either parameter would copy both to
+// local memory and turn every load into a generic one.)
+__global__ void repack_kernel(RepackJob a, RepackJob b, unsigned a_row_blocks, unsigned b_row_blocks) {
+  const bool in_a = blockIdx.y < a_row_blocks;
+  const __half* const src0 = in_a ? a.src : b.src;
+  __half* const dst0 = in_a ? a.dst : b.dst;
+  const std::int64_t ld = in_a ? a.ld : b.ld, dst_ld = in_a ? a.dst_ld : b.dst_ld, rows = in_a ? a.rows : b.rows;
+  const int width = static_cast<int>(in_a ? a.width : b.width);
+  const unsigned row_blocks = in_a ? a_row_blocks : b_row_blocks;
+  const unsigned row_block = in_a ? blockIdx.y : blockIdx.y - a_row_blocks;
+  const std::int64_t groups = dst_ld / 8;
+  for (std::int64_t r = std::int64_t(row_block) * kRepackRowsPerBlock + threadIdx.y; r < rows;
+       r += std::int64_t(row_blocks) * kRepackRowsPerBlock) {
+    const __half* src = src0 + r * ld;
+    __half* dst = dst0 + r * dst_ld;
+    for (std::int64_t g = std::int64_t(blockIdx.x) * 32 + threadIdx.x; g < groups; g += std::int64_t(gridDim.x) * 32)
+      *reinterpret_cast<uint4*>(dst + g * 8) = load_row_halves8(src, static_cast<int>(g * 8), width);
   }
 }
 
@@ -131,21 +159,33 @@ struct Stored {
   std::int64_t ld, rows, width;
 };
 
-Status readable_copy(Stored* op, StreamWorkspace& workspace, cudaStream_t stream, std::string* message) {
-  if (tma_readable(op->ptr, op->ld)) return Status::Success;
-  const std::int64_t dst_ld = (op->width + 7) / 8 * 8;
-  void* dst = nullptr;
-  if (Status s = workspace.allocate(static_cast<std::size_t>(op->rows * dst_ld) * sizeof(__half), &dst, message);
-      s != Status::Success)
-    return s;
-  const std::int64_t groups = dst_ld / 8;
-  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((groups + 255) / 256, 64)),
-                  static_cast<unsigned>(std::min<std::int64_t>(op->rows, 65535)));
-  repack_kernel<<<grid, 256, 0, stream>>>(op->ptr, op->ld, static_cast<__half*>(dst), dst_ld, op->rows, op->width);
-  if (Status s = launch_status(message); s != Status::Success) return s;
-  op->ptr = static_cast<const __half*>(dst);
-  op->ld = dst_ld;
-  return Status::Success;
+// Where TMA cannot read A or B in place (pointer not 16-byte aligned, ld not a multiple of 8),
+// copies it into workspace with ld rounded up to a multiple of 8 (one launch for both) and
+// points the operand there.
+Status readable_copies(Stored* a, Stored* b, StreamWorkspace& workspace, cudaStream_t stream, std::string* message) {
+  RepackJob jobs[2] = {};
+  unsigned row_blocks[2] = {0, 0};
+  std::int64_t groups = 0;
+  Stored* ops[2] = {a, b};
+  for (int i = 0; i < 2; ++i) {
+    Stored* op = ops[i];
+    if (tma_readable(op->ptr, op->ld) || op->rows == 0) continue;
+    const std::int64_t dst_ld = (op->width + 7) / 8 * 8;
+    void* dst = nullptr;
+    if (Status s = workspace.allocate(static_cast<std::size_t>(op->rows * dst_ld) * sizeof(__half), &dst, message);
+        s != Status::Success)
+      return s;
+    jobs[i] = {op->ptr, op->ld, static_cast<__half*>(dst), dst_ld, op->rows, op->width};
+    row_blocks[i] = static_cast<unsigned>(
+        std::min<std::int64_t>((op->rows + kRepackRowsPerBlock - 1) / kRepackRowsPerBlock, kRepackMaxRowBlocks));
+    groups = std::max(groups, dst_ld / 8);
+    op->ptr = static_cast<const __half*>(dst);
+    op->ld = dst_ld;
+  }
+  if (row_blocks[0] + row_blocks[1] == 0) return Status::Success;
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((groups + 31) / 32, 64)), row_blocks[0] + row_blocks[1]);
+  repack_kernel<<<grid, dim3(32, kRepackRowsPerBlock), 0, stream>>>(jobs[0], jobs[1], row_blocks[0], row_blocks[1]);
+  return launch_status(message);
 }
 
 // A 128B-swizzled map of a row-major rows × width matrix of halves, with a box_w × box_h box.
@@ -218,8 +258,7 @@ Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& w
   }
   Stored a{p.a, p.lda, a_mn_major(p) ? p.k : p.m, a_mn_major(p) ? p.m : p.k};
   Stored b{p.b, p.ldb, b_mn_major(p) ? p.k : p.n, b_mn_major(p) ? p.n : p.k};
-  if (Status s = readable_copy(&a, workspace, stream, message); s != Status::Success) return s;
-  if (Status s = readable_copy(&b, workspace, stream, message); s != Status::Success) return s;
+  if (Status s = readable_copies(&a, &b, workspace, stream, message); s != Status::Success) return s;
   if (Status s = encode(&maps->a, a, a_mn_major(p), shape.bm / shape.a_parts, message); s != Status::Success) return s;
   return encode(&maps->b, b, b_mn_major(p), shape.bn / shape.b_parts, message);
 }

@@ -16,6 +16,7 @@
 #include "common/epilogue.cuh"
 #include "common/problem.h"
 #include "common/sm90/ptx.cuh"
+#include "common/vec.cuh"
 
 namespace hgemm::detail::sm90 {
 
@@ -90,7 +91,7 @@ __device__ __forceinline__ S& aligned_smem() {
 /// 16-byte aligned, ldc and N multiples of 8, beta = 0; the map clips a ragged M).
 /// `staged_rows` — C cannot take TMA (ldc or N not a multiple of 8, or a misaligned pointer) but
 /// beta = 0: chunks are staged in shared memory as for `tma_store`, then written row by row
-/// with 2-byte stores, a warp covering 32 consecutive columns per store (see copy_chunk_rows).
+/// with 16-byte stores where the row allows (see copy_chunk_rows).
 /// `partials` — each of `splits` splits of K writes its fp32 partial sums of op(A)·op(B) to
 /// partials[split][M][N] instead of C, and reduce_splits (host.h) adds them in split order and
 /// writes C (`transposed`: the kernel ran the swapped problem, C^T).
@@ -133,6 +134,9 @@ __device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_
 /// rows a warp writes at once fall in different banks.
 constexpr int kCChunkCols = 64, kCChunkBytes = 64 * kCChunkCols * 2;
 
+/// The byte of a staged chunk that holds (row r, column c).
+__device__ __forceinline__ int chunk_offset(int r, int c) { return r * kSwizzleRow + ((c / 8) ^ (r % 8)) * 16 + (c % 8) * 2; }
+
 /// Writes alpha × columns [64j, 64j + 64) of one warpgroup's m64nN accumulators into `chunk`.
 template <int N, typename Reg>
 __device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d, int j, float alpha) {
@@ -143,25 +147,51 @@ __device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d,
     for (int h = 0; h < 2; ++h) {
       const float2 v = accumulator_pair(d, 2 * (8 * j + u) + h);
       const int r = warp * 16 + lane / 4 + 8 * h;
-      *reinterpret_cast<__half2*>(chunk + r * kSwizzleRow + ((u ^ (r % 8)) * 16) + 4 * (lane % 4)) =
+      *reinterpret_cast<__half2*>(chunk + chunk_offset(r, 8 * u + 2 * (lane % 4))) =
           __floats2half2_rn(alpha * v.x, alpha * v.y);
     }
 }
 
-/// Copies a chunk staged by stage_c_chunk to C(row0.., col0..) with 2-byte stores, so any ldc and
-/// any alignment: each store of a warp covers 32 consecutive columns of one row (64 contiguous
-/// bytes) where storing from the accumulator layout spreads a store over 8 rows. Skips what lies
-/// outside C.
+__device__ __forceinline__ __half chunk_half(const std::uint8_t* chunk, int r, int c) {
+  return *reinterpret_cast<const __half*>(chunk + chunk_offset(r, c));
+}
+
+/// The 8 halves at columns [8u + s, 8u + s + 8) of row r of a staged chunk (s < 8, and s = 0 when
+/// u = 7): its 16-byte units u and u + 1, shifted down by s halves.
+__device__ __forceinline__ uint4 chunk_halves8(const std::uint8_t* chunk, int r, int u, int s) {
+  const uint4 lo = *reinterpret_cast<const uint4*>(chunk + chunk_offset(r, 8 * u));
+  const uint4 hi = *reinterpret_cast<const uint4*>(chunk + chunk_offset(r, 8 * min(u + 1, 7)));
+  return shift_down_halves(lo, hi, s);
+}
+
+/// Copies a chunk staged by stage_c_chunk to C(row0.., col0..), for any ldc and any alignment,
+/// with 16-byte stores: 8 threads per row, each storing one 16-byte-aligned unit of the row's
+/// 64 columns (8 units when the row starts on a 16-byte boundary, else 7, plus 8 single halves
+/// at the row's two ends). Skips what lies outside C. (Measured on the H200 at 4096×4095×4096,
+/// op nt: see docs/ladder.md, Unaligned shapes.)
 __device__ __forceinline__ void copy_chunk_rows(const Problem& p, const std::uint8_t* chunk, std::int64_t row0,
                                                 std::int64_t col0) {
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-#pragma unroll 4
-  for (int i = 0; i < 32; ++i) {  // 64 rows × 2 half-rows of 32 columns, over 4 warps
-    const int piece = i * 4 + warp, r = piece / 2, c = (piece % 2) * 32 + lane;
-    const std::int64_t row = row0 + r, col = col0 + c;
-    if (row < p.m && col < p.n)
-      p.c[row * p.ldc + col] =
-          *reinterpret_cast<const __half*>(chunk + r * kSwizzleRow + (((c / 8) ^ (r % 8)) * 16) + (c % 8) * 2);
+  const int t = threadIdx.x % 128, u = t % 8;
+  const std::int64_t valid = p.n - col0;  // columns of the chunk inside C
+#pragma unroll
+  for (int pass = 0; pass < 4; ++pass) {  // 16 rows per pass
+    const int r = pass * 16 + t / 8;
+    if (row0 + r >= p.m) continue;
+    __half* row = p.c + (row0 + r) * p.ldc + col0;
+    const int past = static_cast<int>((reinterpret_cast<std::uintptr_t>(row) / 2) % 8);  // halves past a boundary
+    const int first = (8 - past) % 8;  // the first column on a 16-byte boundary
+    const int c = first + 8 * u;
+    if (c + 8 <= kCChunkCols && c < valid) {
+      if (c + 8 <= valid) {
+        *reinterpret_cast<uint4*>(row + c) = chunk_halves8(chunk, r, u, first);
+      } else {
+        for (int i = 0; i < 8 && c + i < valid; ++i) row[c + i] = chunk_half(chunk, r, c + i);
+      }
+    }
+    if (past != 0) {  // columns [0, first) and [first + 56, 64): one each
+      const int end = u < first ? u : 56 + u;
+      if (end < valid) row[end] = chunk_half(chunk, r, end);
+    }
   }
 }
 

@@ -14,8 +14,8 @@
 //  * C through shared memory: each consumer stages 64-column chunks (swizzled, double-buffered)
 //    and one thread stores them by TMA, which clips ragged edges; the consumers go straight back
 //    to their wgmmas (when beta = 0 and C is 16-byte aligned with ldc % 8 == 0). When beta = 0
-//    but C is not TMA-aligned, the consumers copy the staged chunks out row by row themselves:
-//    coalesced 2-byte stores instead of stores spread over 8 rows each.
+//    but C is not TMA-aligned, the consumers copy the staged chunks out row by row themselves,
+//    with 16-byte stores (realigned to each row's start) instead of stores spread over 8 rows.
 //  * Few tiles (decode-like shapes): K is split so that every SM streams; splits write fp32
 //    partial sums that one pass adds in split order (deterministic), launched early (PDL). When
 //    M ≤ 64 (op(A) = N) the operands also swap roles, C^T = op(B)^T·op(A)^T: the long N runs along
