@@ -162,7 +162,8 @@ std::vector<Case> build_skinny_cases() {
 }
 
 // Shapes for kernels that choose their tile by the number of tiles (sm90.wgmma_tma_small_tiles):
-// on a 132-SM H200 these pick 64×64 tiles with B K-major and 64×32 ones, rings wrapping many times.
+// on a 132-SM H200 these pick 64×64 tiles with B K-major and 64×32 ones, rings wrapping many times;
+// then tiny C over long K, split many ways.
 std::vector<Case> build_tile_choice_cases() {
   std::vector<Case> cases;
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k) -> Case& {

@@ -147,6 +147,30 @@ __global__ void reduce_splits_transposed_kernel(Problem p, const float* partials
     if (c0 + j < p.n && r0 + tx < p.m) store_reduced(p, p.c + (c0 + j) * p.ldc + r0 + tx, tile[tx][j]);
 }
 
+// Many splits over few elements (a tiny C with a long K): each block sums 32 consecutive elements
+// (in p's order), its 8 warps taking every 8th split, then adds the 8 warps' sums in warp order
+// (deterministic). Writes C, or C^T when `transposed` (p is then the swapped problem).
+constexpr int kSplitWarps = 8;
+__global__ void reduce_many_splits_kernel(Problem p, const float* partials, int splits, bool transposed) {
+  __shared__ float sums[kSplitWarps][32];
+  wait_for_gemm();
+  const std::int64_t slice = p.m * p.n, i = std::int64_t(blockIdx.x) * 32 + threadIdx.x;
+  const int warp = threadIdx.y;
+  float sum = 0.f;
+  if (i < slice) {
+#pragma unroll 4
+    for (int s = warp; s < splits; s += kSplitWarps) sum += partials[s * slice + i];
+  }
+  sums[warp][threadIdx.x] = sum;
+  __syncthreads();
+  if (warp != 0 || i >= slice) return;
+  float total = 0.f;
+#pragma unroll
+  for (int w = 0; w < kSplitWarps; ++w) total += sums[w][threadIdx.x];
+  const std::int64_t r = i / p.n, c = i % p.n;
+  store_reduced(p, transposed ? p.c + c * p.ldc + r : p.c + r * p.ldc + c, total);
+}
+
 // A grid-stride grid of 256-thread blocks for `items` elements.
 unsigned elementwise_grid(std::int64_t items) {
   const std::int64_t blocks = (items + 255) / 256;
@@ -280,7 +304,11 @@ Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t st
   config.numAttrs = 1;
   const float* partials = mode.partials;
   cudaError_t err;
-  if (mode.transposed) {
+  if (mode.splits > kSplitWarps) {
+    config.gridDim = dim3(static_cast<unsigned>((p.m * p.n + 31) / 32));
+    config.blockDim = dim3(32, kSplitWarps);
+    err = cudaLaunchKernelEx(&config, reduce_many_splits_kernel, p, partials, mode.splits, mode.transposed);
+  } else if (mode.transposed) {
     config.gridDim = dim3(static_cast<unsigned>((p.m + kTransposeTile - 1) / kTransposeTile),
                           static_cast<unsigned>((p.n + kTransposeTile - 1) / kTransposeTile));
     config.blockDim = dim3(kTransposeTile, kTransposeRows);

@@ -56,7 +56,9 @@ Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& w
 /// C = beta·C (zeros when beta = 0, without reading C): the whole GEMM when K = 0.
 Status scale_c(const Problem& p, cudaStream_t stream, std::string* message);
 
-/// C = alpha·(sum of mode.splits partial sums, in split order) + beta·C: the end of a split-K run.
+/// C = alpha·(sum of mode.splits partial sums) + beta·C: the end of a split-K run. The order of
+/// the additions is fixed (deterministic): split order, or with more than 8 splits, every 8th
+/// split in order by each of 8 warps and the 8 sums in warp order.
 Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t stream, std::string* message);
 
 /// The launch attribute that runs a grid in clusters of `cluster` CTAs along x.
