@@ -147,6 +147,22 @@ __global__ void reduce_splits_transposed_kernel(Problem p, const float* partials
     if (c0 + j < p.n && r0 + tx < p.m) store_reduced(p, p.c + (c0 + j) * p.ldc + r0 + tx, tile[tx][j]);
 }
 
+// p is the swapped problem with few columns (the rows of C, at most kFewColumns): one thread per
+// element, consecutive threads down p's column, i.e. along C's row, so the stores are coalesced
+// and every thread has work (the 32×32 tiles above would leave most threads idle); the reads are
+// strided by p.n floats, from L2. Measured by ncu on the H200: 5.6 µs for the 8192 elements of
+// 1×8192×8192 with the tiles (one active thread row in 32).
+constexpr int kFewColumns = 16;
+__global__ void reduce_splits_columns_kernel(Problem p, const float* partials, int splits) {
+  wait_for_gemm();
+  const std::int64_t slice = p.m * p.n;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < slice;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t r = i % p.m, c = i / p.m;
+    store_reduced(p, p.c + c * p.ldc + r, reduce_element(p, partials, splits, slice, r * p.n + c));
+  }
+}
+
 // Many splits over few elements (a tiny C with a long K): each block sums 32 consecutive elements
 // (in p's order), its 8 warps taking every 8th split, then adds the 8 warps' sums in warp order
 // (deterministic). Writes C, or C^T when `transposed` (p is then the swapped problem).
@@ -308,6 +324,10 @@ Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t st
     config.gridDim = dim3(static_cast<unsigned>((p.m * p.n + 31) / 32));
     config.blockDim = dim3(32, kSplitWarps);
     err = cudaLaunchKernelEx(&config, reduce_many_splits_kernel, p, partials, mode.splits, mode.transposed);
+  } else if (mode.transposed && p.n <= kFewColumns) {
+    config.gridDim = dim3(elementwise_grid(p.m * p.n));
+    config.blockDim = dim3(256);
+    err = cudaLaunchKernelEx(&config, reduce_splits_columns_kernel, p, partials, mode.splits);
   } else if (mode.transposed) {
     config.gridDim = dim3(static_cast<unsigned>((p.m + kTransposeTile - 1) / kTransposeTile),
                           static_cast<unsigned>((p.n + kTransposeTile - 1) / kTransposeTile));
