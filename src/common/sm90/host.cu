@@ -43,7 +43,7 @@ struct RepackJob {
   __half* dst;
   std::int64_t dst_ld, rows, width;
 };
-constexpr int kRepackRowsPerBlock = 8, kRepackMaxRowBlocks = 32768;
+constexpr int kRepackRowsPerBlock = 8, kRepackMaxRowBlocks = 32767;  // two jobs within gridDim.y ≤ 65535
 
 // Columns c..c+7 of a row of `width` halves starting anywhere on a 2-byte boundary, zeros past
 // the row's end: the two aligned 16-byte units that hold them, realigned, where both lie inside
