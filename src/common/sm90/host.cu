@@ -45,17 +45,17 @@ struct RepackJob {
 };
 constexpr int kRepackRowsPerBlock = 8, kRepackMaxRowBlocks = 32767;  // two jobs within gridDim.y ≤ 65535
 
-// Columns c..c+7 of a row of `width` halves starting anywhere on a 2-byte boundary, zeros past
-// the row's end: the two aligned 16-byte units that hold them, realigned, where both lie inside
-// the row (one unit when it is aligned); element by element at the row's two ends.
 // One 16-byte load, kept whole (the compiler splits plain loads into the words shift_down_halves
-// keeps, four times the instructions).
+// keeps, four times the instructions). The source is read-only while the repack runs.
 __device__ __forceinline__ uint4 load_unit(const void* p) {
   uint4 v;
   asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
 
+// Columns c..c+7 of a row of `width` halves starting anywhere on a 2-byte boundary, zeros past
+// the row's end: the two aligned 16-byte units that hold them, realigned, where both lie inside
+// the row (one unit when it is aligned); element by element at the row's two ends.
 __device__ __forceinline__ uint4 load_row_halves8(const __half* row, int c, int width) {
   const __half* p = row + c;
   const int s = static_cast<int>(reinterpret_cast<std::uintptr_t>(p) / 2 % 8);
