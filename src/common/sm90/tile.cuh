@@ -72,6 +72,18 @@ struct RingSlot {
   alignas(1024) std::uint8_t b[TileB::kBytes];
 };
 
+/// Queues k-slice `kt` of the tiles at rows m0 (A) and n0 (B) into `slot`, whose full barrier is
+/// told to expect both tiles' bytes. B's load is part `b_part` of `b_parts`, multicast to the
+/// cluster CTAs in `mask` (0: this CTA only): in a cluster, each CTA loads its share of B.
+template <typename TileA, typename TileB>
+__device__ __forceinline__ void fill_slot(RingSlot<TileA, TileB>& slot, std::uint64_t* full, const CUtensorMap* map_a,
+                                          const CUtensorMap* map_b, int m0, int n0, int kt, int b_part = 0,
+                                          int b_parts = 1, std::uint16_t mask = 0) {
+  mbar_arrive_expect_tx(full, TileA::kBytes + TileB::kBytes);
+  TileA::load(slot.a, map_a, m0, kt * BK, full);
+  TileB::load(slot.b, map_b, n0, kt * BK, full, b_part, b_parts, mask);
+}
+
 /// Dynamic shared memory to ask for a layout S placed by aligned_smem: its size plus room to move
 /// the base up to the next 1 KiB boundary (the runtime only promises 16 bytes).
 template <typename S>

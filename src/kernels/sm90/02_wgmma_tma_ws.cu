@@ -39,9 +39,7 @@ struct Kernel {
     for (int kt = 0; kt < slices; ++kt) {
       const int slot = kt % STAGES;
       mbar_wait(&s.empty[slot], ((kt / STAGES) & 1) ^ 1);  // the first pass finds every slot free
-      mbar_arrive_expect_tx(&s.full[slot], TileA::kBytes + TileB::kBytes);
-      TileA::load(s.stage[slot].a, map_a, m0, kt * BK, &s.full[slot]);
-      TileB::load(s.stage[slot].b, map_b, n0, kt * BK, &s.full[slot]);
+      fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, kt);
     }
   }
 

@@ -122,10 +122,8 @@ struct Kernel {
       for (int kt = k_begin; kt < k_end; ++kt, ++it) {
         const int slot = it % STAGES;
         mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
-        mbar_arrive_expect_tx(&s.full[slot], TileA::kBytes + TileB::kBytes);
-        TileA::load(s.stage[slot].a, map_a, m0, kt * BK, &s.full[slot]);
-        TileB::load(s.stage[slot].b, map_b, n0, kt * BK, &s.full[slot], rank, CLUSTER,
-                    CLUSTER > 1 ? (1u << CLUSTER) - 1 : 0);
+        fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, kt, rank, CLUSTER,
+                  CLUSTER > 1 ? (1u << CLUSTER) - 1 : 0);
       }
     }
   }

@@ -53,9 +53,7 @@ struct OneWarpgroupKernel {
   static __device__ void refill(Smem& s, const CUtensorMap* map_a, const CUtensorMap* map_b, int slice, int m0,
                                 int n0) {
     const int slot = slice % STAGES;
-    mbar_arrive_expect_tx(&s.full[slot], TileA::kBytes + TileB::kBytes);
-    TileA::load(s.stage[slot].a, map_a, m0, slice * BK, &s.full[slot]);
-    TileB::load(s.stage[slot].b, map_b, n0, slice * BK, &s.full[slot]);
+    fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, slice);
   }
 
   /// The producer warp's loop (one thread): each slot refilled as soon as it is released.
