@@ -168,4 +168,14 @@ __device__ __forceinline__ void store_mma_tile(const Problem& p, std::int64_t ro
   }
 }
 
+/// Writes a warp's MMA_M × MMA_N grid of m16n8 accumulator tiles whose corner is C(row0, col0).
+template <int MMA_M, int MMA_N, typename Acc>
+__device__ __forceinline__ void store_mma_tiles(const Problem& p, std::int64_t row0, std::int64_t col0,
+                                                const MmaAcc<Acc> (&acc)[MMA_M][MMA_N], int lane) {
+#pragma unroll
+  for (int i = 0; i < MMA_M; ++i)
+#pragma unroll
+    for (int j = 0; j < MMA_N; ++j) store_mma_tile(p, row0 + i * 16, col0 + j * 8, acc[i][j], lane);
+}
+
 }  // namespace hgemm::detail

@@ -45,11 +45,7 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
     }
     __syncthreads();
   }
-#pragma unroll
-  for (int i = 0; i < MMA_M; ++i)
-#pragma unroll
-    for (int j = 0; j < MMA_N; ++j)
-      store_mma_tile(p, tile.row + wm * 32 + i * 16, tile.col + wn * 32 + j * 8, acc[i][j], lane);
+  store_mma_tiles(p, tile.row + wm * 32, tile.col + wn * 32, acc, lane);
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {

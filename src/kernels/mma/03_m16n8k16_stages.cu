@@ -73,11 +73,7 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
     const __half* b = a + L::A_SIZE;
     mma_steps_double_buffered<BK / 16>(acc, [&](MmaFrags<MMA_M, MMA_N>& f, int kk) { load_frags(f, a, b, kk); });
   });
-#pragma unroll
-  for (int i = 0; i < MMA_M; ++i)
-#pragma unroll
-    for (int j = 0; j < MMA_N; ++j)
-      store_mma_tile(p, tile.row + wm * 64 + i * 16, tile.col + wn * 32 + j * 8, acc[i][j], lane);
+  store_mma_tiles(p, tile.row + wm * 64, tile.col + wn * 32, acc, lane);
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
