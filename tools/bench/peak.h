@@ -1,4 +1,5 @@
-// Arithmetic ceilings of the CUDA cores, measured: the roofs the CUDA-core ladder is judged by.
+// Arithmetic ceilings, measured: the CUDA cores' FMAs (the roofs of the CUDA-core ladder) and
+// mma.sync (the roof of the sm_80-style tensor-core ladder).
 #pragma once
 
 #include <string>
@@ -12,7 +13,8 @@ struct PeakResult {
 };
 
 /// Times long chains of independent FMAs held in registers (no memory traffic): HFMA2, scalar
-/// HFMA and FFMA. Throws std::runtime_error on CUDA errors.
-std::vector<PeakResult> measure_cuda_core_peaks();
+/// HFMA and FFMA, then mma.sync m16n8k16 with f16 and f32 accumulators the same way. Throws
+/// std::runtime_error on CUDA errors.
+std::vector<PeakResult> measure_peaks();
 
 }  // namespace hgemm::bench
