@@ -209,6 +209,9 @@ std::vector<Case> build_odd_ld_cases() {
   { Case& c = add(100, 1000, 4000, Op::N, Op::T, 1, 1, 1); c.beta = 0.5f; }  // split K: partial sums
   add(40, 1000, 3000, Op::N, Op::T, 1, 1, 1);             // skinny path
   { Case& c = add(16, 1000, 3000, Op::N, Op::T, 3, 1, 1); c.alpha = 2.f; }  // skinny, 16 columns of C^T
+  // Both operands repacked along a K of 300000 rows: more row blocks than one launch's grid.y
+  // holds (the repack splits its jobs at 32767 blocks of 8 rows).
+  { Case& c = add(7, 9, 300000, Op::T, Op::N, 0, 0, 0); c.beta = -1.f; }
   std::uint64_t seed = 3001;
   for (Case& c : cases) c.seed = seed++;
   return cases;
