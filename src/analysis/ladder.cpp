@@ -110,9 +110,9 @@ KernelSmem t8x8_f16x8_pack_bcf_dbuf() {
   // Slice s computes from buffer s mod 2 and stores the next slice into the other one.
   KernelSmem k{"cuda.t8x8_f16x8_pack_bcf_dbuf", 8, L::BM, L::BN, L::BK, 2, {}};
   k.instructions = {
-      {"STS.U16 s_a (A transposed)", "s_a", true, 2, 4,
+      {"STS.U16 s_a (A transposed)", "s_a", true, 2, L::A_PER,
        [](int w, int l, int i, int s) -> Addr { return L::Smem::a_store((s + 1) % 2, tid_of(w, l), i) * kHalf; }},
-      {"STS.64 s_b (4 halves of B)", "s_b", true, 8, 1,
+      {"STS.128 s_b (8 halves of B)", "s_b", true, 16, 1,
        [](int w, int l, int, int s) -> Addr { return L::Smem::b_store((s + 1) % 2, tid_of(w, l)) * kHalf; }},
       {"LDS.128 s_a (8 rows of A)", "s_a", false, 16, L::BK,
        [](int w, int l, int i, int s) -> Addr { return L::Smem::a_read(s % 2, ty_of(w, l), i) * kHalf; }},

@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/operand.cuh"
 #include "common/problem.h"
 
 namespace hgemm::detail {
@@ -72,11 +73,31 @@ Status launch_tiles_with_smem(KernelFn fn, const Problem& p, int threads, int sm
   return launch_tiles<BM, BN>(fn, p, threads, stream, message, smem_bytes);
 }
 
-/// Launches one `block`-sized thread block per BM×BN tile of C, running the kernel that
-/// `kernel_for(TypeTag<Acc>{})` returns for the problem's accumulator type Acc.
-template <int BM, int BN, typename KernelFor>
-Status launch_per_tile(const Problem& p, dim3 block, cudaStream_t stream, std::string* message, KernelFor kernel_for) {
-  return dispatch_accum(p, [&](auto acc) { return launch_tiles<BM, BN>(kernel_for(acc), p, block, stream, message); });
+template <Edges E> using EdgesTag = std::integral_constant<Edges, E>;
+
+/// One `block`-sized thread block per tile of C, split by `Split` (a TileSplit, operand.cuh):
+/// the kernel `kernel_for(TypeTag<Acc>{}, EdgesTag<Edges::Interior>{})` on the interior tiles,
+/// then `kernel_for(TypeTag<Acc>{}, EdgesTag<Edges::Checked>{})` on the others (two launches on
+/// `stream`; either is skipped when it has no tiles).
+template <typename Split, typename KernelFor>
+Status launch_split_tiles(const Problem& p, dim3 block, cudaStream_t stream, std::string* message,
+                          KernelFor kernel_for) {
+  const std::int64_t interior = Split::interior_tiles(p), all = Split::all_tiles(p);
+  if (all > INT_MAX) {
+    *message = "C has " + std::to_string(all) + " tiles, more than a grid can hold";
+    return Status::ProblemTooLarge;
+  }
+  return dispatch_accum(p, [&](auto acc) {
+    if (interior > 0) {
+      kernel_for(acc, EdgesTag<Edges::Interior>{})<<<static_cast<unsigned>(interior), block, 0, stream>>>(p);
+      if (Status s = launch_status(message); s != Status::Success) return s;
+    }
+    if (all > interior) {
+      kernel_for(acc, EdgesTag<Edges::Checked>{})<<<static_cast<unsigned>(all - interior), block, 0, stream>>>(p);
+      return launch_status(message);
+    }
+    return Status::Success;
+  });
 }
 
 }  // namespace hgemm::detail

@@ -42,6 +42,29 @@ __device__ __forceinline__ void st_vec(__half* p, const Halves<N>& v) {
   *reinterpret_cast<W*>(p) = *reinterpret_cast<const W*>(v.h);
 }
 
+/// Unpredicated wide load from global memory (N = 2, 4 or 8; p aligned to 2N bytes, read-only
+/// for the kernel's lifetime) that the compiler issues where it is written: the asm statement
+/// clobbers memory, so no shared-memory access moves across it. A prefetch written before the
+/// math it should overlap stays there; as a plain load, nvcc sank the double-buffered rung's
+/// prefetch below its math when registers were tight.
+template <int N>
+__device__ __forceinline__ Halves<N> ld_global_in_order(const __half* p) {
+  Halves<N> r;
+  std::uint32_t* w = reinterpret_cast<std::uint32_t*>(r.h);
+  if constexpr (N == 2) {
+    asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[0]) : "l"(p) : "memory");
+  } else if constexpr (N == 4) {
+    asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p) : "memory");
+  } else {
+    static_assert(N == 8, "2, 4 or 8 halves");
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "l"(p)
+                 : "memory");
+  }
+  return r;
+}
+
 /// N halves from p, zeros for elements at or past `valid`.
 template <int N>
 __device__ __forceinline__ Halves<N> load_halves(const __half* p, std::int64_t valid) {

@@ -94,6 +94,11 @@ std::vector<Case> build_cases() {
   // Few rows, long K (the sm90 rung's skinny path: swapped operands, split-K partial sums).
   { Case& c = add(16, 1000, 4093); c.beta = 0.5f; }
   { Case& c = add(100, 300, 2000); c.alpha = 2.f, c.ldc_pad = 3; }
+  // Whole 128×128 tiles next to ragged ones, K a multiple of 16 and rows 8-byte aligned: the
+  // CUDA-core rungs run the inside tiles with unchecked loads and the last tile row and column
+  // with checked ones (TileSplit), in two launches that must cover C exactly once.
+  { Case& c = add(300, 400, 96); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  { Case& c = add(200, 260, 48); c.lda_pad = 8, c.ldb_pad = 4, c.ldc_pad = 3, c.alpha = 0.5f, c.beta = -1.f; }
   // Small-integer data: fp16 and fp32 accumulation are both exact, so any indexing slip shows.
   for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{129, 127, 4093}, {255, 257, 1000}}) {
     Case& c = add(m, n, k);

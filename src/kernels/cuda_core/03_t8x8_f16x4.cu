@@ -40,11 +40,13 @@ struct Smem {
 namespace hgemm::detail {
 namespace cuda_t8x8_f16x4 {
 
-template <typename Acc>
+using Split = TileSplit<BM, BN, BK, 2, 2>;
+
+template <typename Acc, Edges E>
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
   __shared__ alignas(16) __half s_a[BM * BK], s_b[BK * BN];
   const int tid = threadIdx.x, tx = tid % (BN / TN), ty = tid / (BN / TN);
-  const TileOrigin tile = tile_origin<BM, BN>(p.n);
+  const TileOrigin tile = Split::this_tile<E>(p);
   const std::int64_t a_row = tile.row + Smem::a_row(tid), b_col = tile.col + Smem::b_col(tid);
 
   Acc acc[TM][TN];
@@ -53,9 +55,9 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 #pragma unroll
     for (int h = 0; h < 4; h += 2) {
       st_vec<2>(&s_a[Smem::a_store(tid, h)],
-                load_row_segment<2>(p.a, p.lda, p.m, p.k, a_row, k0 + Smem::a_k(tid) + h));
+                load_row_segment<2, E>(p.a, p.lda, p.m, p.k, a_row, k0 + Smem::a_k(tid) + h));
       st_vec<2>(&s_b[Smem::b_store(tid, h)],
-                load_row_segment<2>(p.b, p.ldb, p.k, p.n, k0 + Smem::b_k(tid), b_col + h));
+                load_row_segment<2, E>(p.b, p.ldb, p.k, p.n, k0 + Smem::b_k(tid), b_col + h));
     }
     __syncthreads();
 #pragma unroll
@@ -74,8 +76,9 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  return launch_per_tile<BM, BN>(p, THREADS, stream, message,
-                                 [](auto acc) { return kernel<typename decltype(acc)::type>; });
+  return launch_split_tiles<Split>(p, THREADS, stream, message, [](auto acc, auto edges) {
+    return kernel<typename decltype(acc)::type, decltype(edges)::value>;
+  });
 }
 
 }  // namespace cuda_t8x8_f16x4

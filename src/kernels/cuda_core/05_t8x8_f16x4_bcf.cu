@@ -41,20 +41,22 @@ struct Smem {
 namespace hgemm::detail {
 namespace cuda_t8x8_f16x4_bcf {
 
-template <typename Acc>
+using Split = TileSplit<BM, BN, BK, 4, 4>;
+
+template <typename Acc, Edges E>
 __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
   __shared__ alignas(16) __half s_a[BK * BM], s_b[BK * BN];
   const int tid = threadIdx.x, tx = tid % (BN / TN), ty = tid / (BN / TN);
-  const TileOrigin tile = tile_origin<BM, BN>(p.n);
+  const TileOrigin tile = Split::this_tile<E>(p);
   const std::int64_t a_row = tile.row + Smem::a_row(tid), b_col = tile.col + Smem::b_col(tid);
 
   Acc acc[TM][TN];
   zero_fill(acc);
   for (std::int64_t k0 = 0; k0 < p.k; k0 += BK) {
-    const Halves<4> a = load_row_segment<4>(p.a, p.lda, p.m, p.k, a_row, k0 + Smem::a_k(tid));
+    const Halves<4> a = load_row_segment<4, E>(p.a, p.lda, p.m, p.k, a_row, k0 + Smem::a_k(tid));
 #pragma unroll
     for (int i = 0; i < 4; ++i) s_a[Smem::a_store(tid, i)] = a.h[i];
-    st_vec<4>(&s_b[Smem::b_store(tid)], load_row_segment<4>(p.b, p.ldb, p.k, p.n, k0 + Smem::b_k(tid), b_col));
+    st_vec<4>(&s_b[Smem::b_store(tid)], load_row_segment<4, E>(p.b, p.ldb, p.k, p.n, k0 + Smem::b_k(tid), b_col));
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -81,8 +83,9 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  return launch_per_tile<BM, BN>(p, THREADS, stream, message,
-                                 [](auto acc) { return kernel<typename decltype(acc)::type>; });
+  return launch_split_tiles<Split>(p, THREADS, stream, message, [](auto acc, auto edges) {
+    return kernel<typename decltype(acc)::type, decltype(edges)::value>;
+  });
 }
 
 }  // namespace cuda_t8x8_f16x4_bcf
