@@ -1,5 +1,6 @@
 // Mechanics shared by the sm_80-style tensor-core ladders (wmma/, mma/): staging a tile of op(A)
-// or op(B) into shared memory with zeros outside the matrix, ldmatrix, mma.sync m16n8k16, and
+// or op(B) into shared memory with zeros outside the matrix (synchronously, or slice by slice with
+// cp.async), ldmatrix, mma.sync m16n8k16, and
 // writing an m16n8 accumulator fragment through the common epilogue.
 #pragma once
 
@@ -89,25 +90,73 @@ __device__ __forceinline__ void run_cp_async_ring(std::int64_t slices, LoadSlice
   cp_async_wait<0>();
 }
 
-/// Issues cp.async copies of the R×C tile at (row0, col0) of a row-major rows×cols matrix whose
-/// rows are 16-byte aligned (ld % 8 == 0, aligned base) into shared memory, 8 halves per copy;
-/// `at(r, c)` is the shared-memory element offset of tile element (r, c), c a multiple of 8
-/// (padding or swizzle). Chunks past the matrix are zero-filled, partial ones at the right edge
-/// partly.
-template <int R, int C, int THREADS, typename At>
-__device__ __forceinline__ void async_tile(__half* dst, const __half* x, std::int64_t ld, std::int64_t rows,
-                                           std::int64_t cols, std::int64_t row0, std::int64_t col0, int tid, At at) {
-  for (int s = tid; s < R * C / 8; s += THREADS) {
-    const int r = s / (C / 8), c = (s % (C / 8)) * 8;
-    const std::int64_t gr = row0 + r, gc = col0 + c;
-    int bytes = 0;
-    const __half* src = x;
-    if (gr < rows && gc < cols) {
-      bytes = static_cast<int>(cols - gc < 8 ? cols - gc : 8) * 2;
-      src = x + gr * ld + gc;
+/// Which way a tile walks through its matrix from one K slice to the next: a K-major operand
+/// tile (A, or B stored N×K) moves right by its width, a B stored K×N moves down by its height.
+enum class Walk { Right, Down };
+
+/// The cp.async copies, slice after slice, of an R×C tile of a row-major rows×cols matrix whose
+/// rows are 16-byte aligned (ld % 8 == 0, aligned base), 8 halves per copy, shared by THREADS
+/// threads. A thread's copies all sit in one column of 8 halves, on rows ROW_STEP apart, so what
+/// does not change between slices (its source pointer, the distance between its rows, how much of
+/// the matrix lies beyond its first row and column) is worked out once; each slice then costs
+/// per copy a compare, a select and the copy. (Recomputing 64-bit coordinates per copy and slice,
+/// the first version, took 12 instructions for every mma.sync of the stages rungs.) Copies past
+/// the matrix are zero-filled, partial ones at the right edge partly.
+template <int R, int C, int THREADS, Walk W>
+class AsyncTileCopier {
+ public:
+  static constexpr int COPIES = R * C / 8 / THREADS, ROW_STEP = THREADS / (C / 8);
+  static_assert(C % 8 == 0 && THREADS % (C / 8) == 0 && (R * C / 8) % THREADS == 0, "whole copies per thread");
+
+  /// The tile whose corner is (row0, col0), copied by thread `tid`.
+  __device__ AsyncTileCopier(const __half* x, std::int64_t ld, std::int64_t rows, std::int64_t cols,
+                             std::int64_t row0, std::int64_t col0, int tid)
+      : base_(x),
+        row_(tid / (C / 8)),
+        col_((tid % (C / 8)) * 8),
+        rows_left_(rows - row0 - row_),
+        cols_left_(cols - col0 - col_),
+        ld_(ld),
+        src_(x + (row0 + row_) * ld + col0 + col_) {}
+
+  /// Issues this slice's copies into `dst` (tile element (r, c) at `dst + at(r, c)`, c a multiple
+  /// of 8: padding or swizzle), then moves to the next slice.
+  template <typename At>
+  __device__ __forceinline__ void copy_and_advance(__half* dst, At at) {
+    const int row_bytes = cols_left_ <= 0 ? 0 : cols_left_ >= 8 ? 16 : static_cast<int>(cols_left_) * 2;
+#pragma unroll
+    for (int i = 0; i < COPIES; ++i) {
+      const bool inside = i * ROW_STEP < rows_left_ && row_bytes > 0;
+      cp_async_16(dst + at(row_ + i * ROW_STEP, col_), inside ? src_ + i * ROW_STEP * ld_ : base_, inside ? row_bytes : 0);
     }
-    cp_async_16(dst + at(r, c), src, bytes);
+    if constexpr (W == Walk::Right) {
+      src_ += C, cols_left_ -= C;
+    } else {
+      src_ += R * ld_, rows_left_ -= R;
+    }
   }
+
+ private:
+  const __half* base_;  // any readable address, for the copies that read nothing
+  int row_, col_;       // this thread's first row and its column in the tile
+  std::int64_t rows_left_, cols_left_;  // rows and columns of the matrix from there on
+  std::int64_t ld_;
+  const __half* src_;  // the first row's source in the current slice
+};
+
+/// The copiers of a block's A tiles (BM×BK, walking right along K) and B tiles (op N: BK×BN,
+/// walking down; op T: BN×BK, walking right), from the first slice on.
+template <int BM, int BK, int THREADS>
+__device__ __forceinline__ AsyncTileCopier<BM, BK, THREADS, Walk::Right> a_tile_copier(const Problem& p,
+                                                                                        std::int64_t row0, int tid) {
+  return {p.a, p.lda, p.m, p.k, row0, 0, tid};
+}
+template <Op OB, int BK, int BN, int THREADS>
+__device__ __forceinline__ auto b_tile_copier(const Problem& p, std::int64_t col0, int tid) {
+  if constexpr (OB == Op::N)
+    return AsyncTileCopier<BK, BN, THREADS, Walk::Down>(p.b, p.ldb, p.k, p.n, 0, col0, tid);
+  else
+    return AsyncTileCopier<BN, BK, THREADS, Walk::Right>(p.b, p.ldb, p.n, p.k, col0, 0, tid);
 }
 
 /// Accumulator registers of one m16n8 tile: four floats, or two half2 (as 32-bit words).

@@ -8,10 +8,11 @@
 //    blocks resident at one time share rows of A and columns of B in L2.
 //  * C through shared memory: the accumulators are parked in shared memory (the ring is free by
 //    then) and written out row-wise, 8 elements per thread with 16-byte loads and stores.
-//  * Warps of 64×64 instead of 64×32 (4 warps per 128×128 block): each ldmatrix.x4 of B feeds 8
-//    mma.sync instead of 4. The slice depth and ring length differ per accumulator type, each the
-//    fastest of seven measured tile configurations on the H200 (docs/ladder.md): f16 keeps
-//    32-deep slices in a 4-slice ring, f32 (twice the accumulator registers) 64-deep slices in 3.
+//  * Larger warp tiles, 4 warps per block: each ldmatrix.x4 feeds more mma.sync. The tile differs
+//    per accumulator type, each the fastest measured on the H200 (docs/ladder.md): f16 takes
+//    128×256 blocks of 64×128 warps (128 accumulator registers), 32-deep slices in a 3-slice ring;
+//    f32, whose accumulators take twice the registers, 128×128 blocks of 64×64 warps, 64-deep
+//    slices in a 3-slice ring.
 // Same operand forms and alignment requirement as rung 03.
 #include <algorithm>
 #include <type_traits>
@@ -75,15 +76,13 @@ __global__ void __launch_bounds__(C::THREADS) kernel(Problem p) {
   const TileOrigin tile = grouped_tile<C>(p);
   const std::int64_t slices = (p.k + BK - 1) / BK;
 
-  auto load_slice = [&](std::int64_t kt) {
+  auto copy_a = a_tile_copier<BM, BK, THREADS>(p, tile.row, tid);
+  auto copy_b = b_tile_copier<OB, BK, BN, THREADS>(p, tile.col, tid);
+  auto load_slice = [&](std::int64_t kt) {  // called for kt = 0, 1, 2, ... in turn
     if (kt < slices) {
       __half* a = smem + (kt % STAGES) * L::STAGE;
-      __half* b = a + L::A_SIZE;
-      async_tile<BM, BK, THREADS>(a, p.a, p.lda, p.m, p.k, tile.row, kt * BK, tid, swizzled<BK>);
-      if constexpr (OB == Op::N)
-        async_tile<BK, BN, THREADS>(b, p.b, p.ldb, p.k, p.n, kt * BK, tile.col, tid, swizzled<BN>);
-      else
-        async_tile<BN, BK, THREADS>(b, p.b, p.ldb, p.n, p.k, tile.col, kt * BK, tid, swizzled<BK>);
+      copy_a.copy_and_advance(a, swizzled<BK>);
+      copy_b.copy_and_advance(a + L::A_SIZE, swizzled<OB == Op::N ? BN : BK>);
     }
     cp_async_commit();
   };
@@ -130,7 +129,7 @@ __global__ void __launch_bounds__(C::THREADS) kernel(Problem p) {
 }
 
 template <typename Acc>
-using ConfigFor = std::conditional_t<sizeof(Acc) == 2, Config<128, 128, 32, 2, 2, 4>, Config<128, 128, 64, 2, 2, 3>>;
+using ConfigFor = std::conditional_t<sizeof(Acc) == 2, Config<128, 256, 32, 2, 2, 3>, Config<128, 128, 64, 2, 2, 3>>;
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
   return dispatch_ops_accum(p, [&](auto, auto ob, auto acc) {

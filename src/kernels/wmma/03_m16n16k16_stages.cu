@@ -42,20 +42,15 @@ __global__ void __launch_bounds__(THREADS) kernel(Problem p) {
   const TileOrigin tile = tile_origin<BM, BN>(p.n);
   const std::int64_t slices = (p.k + BK - 1) / BK;
 
-  auto load_slice = [&](std::int64_t kt) {
+  auto copy_a = a_tile_copier<BM, BK, THREADS>(p, tile.row, tid);
+  auto copy_b = b_tile_copier<OB, BK, BN, THREADS>(p, tile.col, tid);
+  auto load_slice = [&](std::int64_t kt) {  // called for kt = 0, 1, 2, ... in turn
     if (kt < slices) {
       __half* a = smem + (kt % STAGES) * L::STAGE;
-      __half* b = a + L::A_SIZE;
-      async_tile<BM, BK, THREADS>(a, p.a, p.lda, p.m, p.k, tile.row, kt * BK, tid,
-                                  [](int r, int c) { return r * L::A_LD + c; });
-      if constexpr (OB == Op::N)
-        async_tile<BK, BN, THREADS>(b, p.b, p.ldb, p.k, p.n, kt * BK, tile.col, tid,
-                                    [](int r, int c) { return r * L::B_LD + c; });
-      else
-        async_tile<BN, BK, THREADS>(b, p.b, p.ldb, p.n, p.k, tile.col, kt * BK, tid,
-                                    [](int r, int c) { return r * L::B_LD + c; });
+      copy_a.copy_and_advance(a, [](int r, int c) { return r * L::A_LD + c; });
+      copy_b.copy_and_advance(a + L::A_SIZE, [](int r, int c) { return r * L::B_LD + c; });
     }
-    cp_async_commit();
+    cp_async_commit();  // an empty group past the end keeps the wait count uniform
   };
 
   wmma::fragment<wmma::accumulator, W, W, W, Acc> acc[TILES_M][TILES_N];
