@@ -65,6 +65,10 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const _
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes) : "memory");
 }
+/// Asynchronous 16-byte copy global → shared, all 16 bytes read.
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 /// Waits until at most N committed groups of this thread's copies are still in flight.
 template <int N>
@@ -98,10 +102,11 @@ enum class Walk { Right, Down };
 /// rows are 16-byte aligned (ld % 8 == 0, aligned base), 8 halves per copy, shared by THREADS
 /// threads. A thread's copies all sit in one column of 8 halves, on rows ROW_STEP apart, so what
 /// does not change between slices (its source pointer, the distance between its rows, how much of
-/// the matrix lies beyond its first row and column) is worked out once; each slice then costs
-/// per copy a compare, a select and the copy. (Recomputing 64-bit coordinates per copy and slice,
-/// the first version, took 12 instructions for every mma.sync of the stages rungs.) Copies past
-/// the matrix are zero-filled, partial ones at the right edge partly.
+/// the matrix lies beyond its first row and column) is worked out once. A slice whose copies all
+/// lie inside the matrix (every slice of an inside tile) then issues plain 16-byte copies; one
+/// that reaches the edge tests each copy: zero-filled past the matrix, partly at the right edge.
+/// (Recomputing 64-bit coordinates per copy and slice, the first version, took 12 instructions
+/// for every mma.sync of the stages rungs.)
 template <int R, int C, int THREADS, Walk W>
 class AsyncTileCopier {
  public:
@@ -123,11 +128,17 @@ class AsyncTileCopier {
   /// of 8: padding or swizzle), then moves to the next slice.
   template <typename At>
   __device__ __forceinline__ void copy_and_advance(__half* dst, At at) {
-    const int row_bytes = cols_left_ <= 0 ? 0 : cols_left_ >= 8 ? 16 : static_cast<int>(cols_left_) * 2;
+    if (rows_left_ > (COPIES - 1) * ROW_STEP && cols_left_ >= 8) {  // all inside: no per-copy tests
 #pragma unroll
-    for (int i = 0; i < COPIES; ++i) {
-      const bool inside = i * ROW_STEP < rows_left_ && row_bytes > 0;
-      cp_async_16(dst + at(row_ + i * ROW_STEP, col_), inside ? src_ + i * ROW_STEP * ld_ : base_, inside ? row_bytes : 0);
+      for (int i = 0; i < COPIES; ++i) cp_async_16(dst + at(row_ + i * ROW_STEP, col_), src_ + i * ROW_STEP * ld_);
+    } else {
+      const int row_bytes = cols_left_ <= 0 ? 0 : cols_left_ >= 8 ? 16 : static_cast<int>(cols_left_) * 2;
+#pragma unroll
+      for (int i = 0; i < COPIES; ++i) {
+        const bool inside = i * ROW_STEP < rows_left_ && row_bytes > 0;
+        cp_async_16(dst + at(row_ + i * ROW_STEP, col_), inside ? src_ + i * ROW_STEP * ld_ : base_,
+                    inside ? row_bytes : 0);
+      }
     }
     if constexpr (W == Walk::Right) {
       src_ += C, cols_left_ -= C;
