@@ -32,14 +32,18 @@ Status dispatch_ops_accum(const Problem& p, F&& f) {
   });
 }
 
+/// Fails if C's `tiles` tiles, one block each, exceed a 1-D grid's limit.
+inline Status check_tile_count(std::int64_t tiles, std::string* message) {
+  if (tiles <= INT_MAX) return Status::Success;
+  *message = "C has " + std::to_string(tiles) + " tiles, more than a grid can hold";
+  return Status::ProblemTooLarge;
+}
+
 /// One block per BM×BN tile of C, in a 1-D grid. Fails if the tile count exceeds grid.x's limit.
 template <int BM, int BN>
 Status tile_grid(const Problem& p, dim3* grid, std::string* message) {
   const std::int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
-  if (tiles > INT_MAX) {
-    *message = "C has " + std::to_string(tiles) + " tiles, more than a grid can hold";
-    return Status::ProblemTooLarge;
-  }
+  if (Status s = check_tile_count(tiles, message); s != Status::Success) return s;
   *grid = dim3(static_cast<unsigned>(tiles));
   return Status::Success;
 }
@@ -83,10 +87,7 @@ template <typename Split, typename KernelFor>
 Status launch_split_tiles(const Problem& p, dim3 block, cudaStream_t stream, std::string* message,
                           KernelFor kernel_for) {
   const std::int64_t interior = Split::interior_tiles(p), all = Split::all_tiles(p);
-  if (all > INT_MAX) {
-    *message = "C has " + std::to_string(all) + " tiles, more than a grid can hold";
-    return Status::ProblemTooLarge;
-  }
+  if (Status s = check_tile_count(all, message); s != Status::Success) return s;
   return dispatch_accum(p, [&](auto acc) {
     if (interior > 0) {
       kernel_for(acc, EdgesTag<Edges::Interior>{})<<<static_cast<unsigned>(interior), block, 0, stream>>>(p);
