@@ -2,7 +2,9 @@
 
 #include <cuda_fp16.h>
 
+#include <cstddef>
 #include <stdexcept>
+#include <string>
 
 namespace hgemm::bench {
 
@@ -31,22 +33,27 @@ __global__ void fma_chains(T x, T y, T* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
-template <typename T>
-double time_tflops(T x, T y, double flops_per_fma) {
+int sm_count() {
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const int blocks = sms * 8, threads = 256;
-  T* out = nullptr;
-  if (cudaMalloc(&out, sizeof(T) * blocks * threads) != cudaSuccess) throw std::runtime_error("cudaMalloc failed");
+  return sms;
+}
+
+/// Best of 5 timed calls of `launch` (after one untimed), in ms, with `outputs` elements of Out
+/// allocated for the kernel to write; throws on a CUDA error.
+template <typename Out, typename Launch>
+float best_ms(std::size_t outputs, Launch launch) {
+  Out* out = nullptr;
+  if (cudaMalloc(&out, sizeof(Out) * outputs) != cudaSuccess) throw std::runtime_error("cudaMalloc failed");
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
-  fma_chains<<<blocks, threads>>>(x, y, out);  // warm-up
+  launch(out);  // warm-up
   float best = 1e30f;
   for (int r = 0; r < 5; ++r) {
     cudaEventRecord(start);
-    fma_chains<<<blocks, threads>>>(x, y, out);
+    launch(out);
     cudaEventRecord(stop);
     cudaEventSynchronize(stop);
     float ms = 0;
@@ -58,8 +65,15 @@ double time_tflops(T x, T y, double flops_per_fma) {
   cudaEventDestroy(stop);
   cudaFree(out);
   if (err != cudaSuccess) throw std::runtime_error(std::string("peak kernel: ") + cudaGetErrorString(err));
+  return best;
+}
+
+template <typename T>
+double time_tflops(T x, T y, double flops_per_fma) {
+  const int blocks = sm_count() * 8, threads = 256;
+  const float ms = best_ms<T>(std::size_t(blocks) * threads, [&](T* out) { fma_chains<<<blocks, threads>>>(x, y, out); });
   const double fmas = double(blocks) * threads * kChains * kIters;
-  return fmas * flops_per_fma / (best * 1e-3) / 1e12;
+  return fmas * flops_per_fma / (ms * 1e-3) / 1e12;
 }
 
 // The sm_80 tensor-core instruction on its own: kChains independent m16n8k16 accumulators per
@@ -93,34 +107,11 @@ __global__ void mma_chains(unsigned x, float* out) {
 
 template <typename Kernel>
 double time_mma_tflops(Kernel kernel) {
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const int blocks = sms * 4, threads = 256;
-  float* out = nullptr;
-  if (cudaMalloc(&out, sizeof(float) * blocks * threads) != cudaSuccess) throw std::runtime_error("cudaMalloc failed");
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
+  const int blocks = sm_count() * 4, threads = 256;
   const unsigned x = 0x3c003c00u;  // (1.0, 1.0) as half2
-  kernel<<<blocks, threads>>>(x, out);  // warm-up
-  float best = 1e30f;
-  for (int r = 0; r < 5; ++r) {
-    cudaEventRecord(start);
-    kernel<<<blocks, threads>>>(x, out);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    best = ms < best ? ms : best;
-  }
-  const cudaError_t err = cudaGetLastError();
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(out);
-  if (err != cudaSuccess) throw std::runtime_error(std::string("peak kernel: ") + cudaGetErrorString(err));
+  const float ms = best_ms<float>(std::size_t(blocks) * threads, [&](float* out) { kernel<<<blocks, threads>>>(x, out); });
   const double mmas = double(blocks) * (threads / 32) * kChains * (kIters / 16);
-  return mmas * 2.0 * 16 * 8 * 16 / (best * 1e-3) / 1e12;
+  return mmas * 2.0 * 16 * 8 * 16 / (ms * 1e-3) / 1e12;
 }
 
 }  // namespace
