@@ -124,17 +124,21 @@ KernelSmem t8x8_f16x8_pack_bcf_dbuf() {
 
 KernelSmem t8x8_hfma2() {
   namespace L = hgemm::detail::cuda_t8x8_hfma2;
-  // s_a holds half2 (a, a): its offsets count 4-byte elements.
+  // s_a and s_b hold k-pairs as half2: their offsets count 4-byte elements.
   KernelSmem k{"cuda.t8x8_hfma2", 8, L::BM, L::BN, L::BK, 2, {}};
   k.instructions = {
-      {"STS.32 s_a ((a, a) transposed)", "s_a", true, 4, L::A_PER,
-       [](int w, int l, int i, int s) -> Addr { return L::Smem::a_store((s + 1) % 2, tid_of(w, l), i) * kHalf2; }},
-      {"STS.128 s_b (8 halves of B)", "s_b", true, 16, 1,
-       [](int w, int l, int, int s) -> Addr { return L::Smem::b_store((s + 1) % 2, tid_of(w, l)) * kHalf; }},
-      {"LDS.128 s_a (4 rows of (a, a))", "s_a", false, 16, 2 * L::BK,
+      {"STS.32 s_a (k-pair of A, transposed)", "s_a", true, 4, L::A_LOADS * L::A_CHUNK / 2,
+       [](int w, int l, int i, int s) -> Addr {
+         return L::Smem::a_store((s + 1) % 2, tid_of(w, l), i / (L::A_CHUNK / 2), i % (L::A_CHUNK / 2)) * kHalf2;
+       }},
+      {"STS.128 s_b (4 columns of a B row pair)", "s_b", true, 16, L::B_LOADS * L::B_PER / 4,
+       [](int w, int l, int i, int s) -> Addr {
+         return (L::Smem::b_store((s + 1) % 2, tid_of(w, l), i / (L::B_PER / 4)) + 4 * (i % (L::B_PER / 4))) * kHalf2;
+       }},
+      {"LDS.128 s_a (k-pairs of 4 rows)", "s_a", false, 16, 2 * L::KP,
        [](int w, int l, int i, int s) -> Addr { return (L::Smem::a_read(s % 2, ty_of(w, l), i / 2) + 4 * (i % 2)) * kHalf2; }},
-      {"LDS.128 s_b (8 columns of B)", "s_b", false, 16, L::BK,
-       [](int w, int l, int i, int s) -> Addr { return L::Smem::b_read(s % 2, tx_of(w, l), i) * kHalf; }},
+      {"LDS.128 s_b (k-pairs of 4 columns)", "s_b", false, 16, 2 * L::KP,
+       [](int w, int l, int i, int s) -> Addr { return L::Smem::b_read(s % 2, tx_of(w, l), i / 2, i % 2) * kHalf2; }},
   };
   return k;
 }

@@ -136,10 +136,10 @@ const Pinned kPinned[] = {
     {"cuda.t8x8_f16x8_pack_bcf_dbuf", "STS.128 s_b (8 halves of B)", 4, 1},
     {"cuda.t8x8_f16x8_pack_bcf_dbuf", "LDS.128 s_a (8 rows of A)", 2, 1},
     {"cuda.t8x8_f16x8_pack_bcf_dbuf", "LDS.128 s_b (8 columns of B)", 4, 1},
-    {"cuda.t8x8_hfma2", "STS.32 s_a ((a, a) transposed)", 2, 2},
-    {"cuda.t8x8_hfma2", "STS.128 s_b (8 halves of B)", 4, 1},
-    {"cuda.t8x8_hfma2", "LDS.128 s_a (4 rows of (a, a))", 2, 1},
-    {"cuda.t8x8_hfma2", "LDS.128 s_b (8 columns of B)", 4, 1},
+    {"cuda.t8x8_hfma2", "STS.32 s_a (k-pair of A, transposed)", 1, 1},
+    {"cuda.t8x8_hfma2", "STS.128 s_b (4 columns of a B row pair)", 8, 2},
+    {"cuda.t8x8_hfma2", "LDS.128 s_a (k-pairs of 4 rows)", 2, 1},
+    {"cuda.t8x8_hfma2", "LDS.128 s_b (k-pairs of 4 columns)", 4, 1},
 };
 
 TEST(LadderBanks, TablesArePinned) {
