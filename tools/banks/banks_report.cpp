@@ -295,12 +295,14 @@ std::string markdown_report(const std::vector<const KernelSmem*>& kernels, const
         "and the 128-bit A reads of the later rungs (2 instead of 4). **Stores** measure 0–8% more "
         "wavefronts than the model (the Δ column). The excess does not follow the addresses: it appears "
         "in `cuda.sliced_k`, whose stores write 32 consecutive halves (one wavefront by construction), "
-        "and is absent in `cuda.t8x8_hfma2`, whose stores the model does call 2-way (its −0.8%, like "
-        "dbuf's, is store requests, not wavefronts: the last slice of each block reloads itself into the "
-        "free buffer, one slice's stores the model does not count). It is what ncu "
+        "and is absent in the double-buffered rungs (their −0.8% and −1.5% are store requests, not "
+        "wavefronts: the last slice of each block reloads itself into the free buffer, one slice's "
+        "stores the model does not count). The excess is what ncu "
         "reports as store \"bank conflicts\" in kernels with no conflicting store address (last column): "
         "stores arbitrating with the loads of other warps for the same banks in the same cycle, which "
-        "a per-instruction model of addresses does not describe.\n";
+        "a per-instruction model of addresses does not describe. In the double-buffered rungs ncu's store "
+        "conflicts are the ones the model predicts, e.g. `cuda.t8x8_hfma2`'s 2-way 128-bit B stores, 4 "
+        "extra wavefronts each.\n";
   return md.str();
 }
 
