@@ -31,11 +31,11 @@ constexpr int B_PAIRS_PER_LOAD = KP / B_LOADS;
 // Rows of s_a and s_b, in half2: 4 mod 8 words. The two threads that load a row's 32 bytes of A
 // store their k-pairs 4 rows of s_a apart, 16 banks apart, so a warp's 4-byte stores (16 rows,
 // two k-pairs) are conflict-free, and LDS.128 rows stay 16-byte aligned.
-constexpr int LD_S = BM + 4;
-constexpr int STAGE = KP * LD_S;
+constexpr int LDA_S = BM + 4, LDB_S = BN + 4;
+constexpr int A_STAGE = KP * LDA_S, B_STAGE = KP * LDB_S;
 
-// Shared-memory index math, in half2: s_a[2][KP][LD_S] holds (a[i][2q], a[i][2q+1]) at [q][i];
-// s_b[2][KP][LD_S] holds (b[2q][j], b[2q+1][j]) at [q][j].
+// Shared-memory index math, in half2: s_a[2][KP][LDA_S] holds (a[i][2q], a[i][2q+1]) at [q][i];
+// s_b[2][KP][LDB_S] holds (b[2q][j], b[2q+1][j]) at [q][j].
 struct Smem {
   // Thread pairs load a row's 32 bytes: threads [0, 128) k 0..15 of rows 0..63, threads
   // [128, 256) k 16..31 of the same rows; the second load adds 64 rows.
@@ -46,14 +46,14 @@ struct Smem {
   __host__ __device__ static constexpr int b_pair(int tid, int load) { return tid / (BN / B_PER) + load * B_PAIRS_PER_LOAD; }
   __host__ __device__ static constexpr int b_col(int tid) { return (tid % (BN / B_PER)) * B_PER; }
   __host__ __device__ static constexpr int a_store(int buf, int tid, int load, int i) {
-    return buf * STAGE + (a_k(tid) / 2 + i) * LD_S + a_row(tid, load);
+    return buf * A_STAGE + (a_k(tid) / 2 + i) * LDA_S + a_row(tid, load);
   }
-  __host__ __device__ static constexpr int b_store(int buf, int tid, int load) { return buf * STAGE + b_pair(tid, load) * LD_S + b_col(tid); }
-  __host__ __device__ static constexpr int a_read(int buf, int ty, int q) { return buf * STAGE + q * LD_S + ty * TM; }
+  __host__ __device__ static constexpr int b_store(int buf, int tid, int load) { return buf * B_STAGE + b_pair(tid, load) * LDB_S + b_col(tid); }
+  __host__ __device__ static constexpr int a_read(int buf, int ty, int q) { return buf * A_STAGE + q * LDA_S + ty * TM; }
   // A thread's 8 columns of B (and of C) are two runs of 4, half a tile apart, so that 8
   // consecutive lanes read 128 consecutive bytes (8 contiguous columns per lane: 2-way conflicts).
   __host__ __device__ static constexpr int b_read(int buf, int tx, int q, int run) {
-    return buf * STAGE + q * LD_S + run * (BN / 2) + tx * (TN / 2);
+    return buf * B_STAGE + q * LDB_S + run * (BN / 2) + tx * (TN / 2);
   }
   __host__ __device__ static constexpr int c_col(int tx, int run) { return run * (BN / 2) + tx * (TN / 2); }
 };
@@ -98,8 +98,8 @@ __device__ __forceinline__ float lanes_sum(__half2 acc) { return __low2float(acc
 
 template <Edges E>
 __device__ __forceinline__ void gemm_tile(const Problem& p) {
-  __shared__ alignas(16) __half2 s_a[2 * STAGE];
-  __shared__ alignas(16) __half2 s_b[2 * STAGE];
+  __shared__ alignas(16) __half2 s_a[2 * A_STAGE];
+  __shared__ alignas(16) __half2 s_b[2 * B_STAGE];
   const int tid = threadIdx.x, tx = tid % (BN / TN), ty = tid / (BN / TN);
   const TileOrigin tile = Split::this_tile<E>(p);
   const std::int64_t b_col = tile.col + Smem::b_col(tid);
@@ -156,8 +156,9 @@ __device__ __forceinline__ void gemm_tile(const Problem& p) {
 #pragma unroll
     for (int q = 0; q < KP; ++q) {
       alignas(16) __half2 a2[TM], b2[TN];  // four 128-bit loads
-      *reinterpret_cast<uint4*>(&a2[0]) = *reinterpret_cast<const uint4*>(&s_a[Smem::a_read(buf, ty, q)]);
-      *reinterpret_cast<uint4*>(&a2[4]) = *reinterpret_cast<const uint4*>(&s_a[Smem::a_read(buf, ty, q) + 4]);
+#pragma unroll
+      for (int i = 0; i < TM; i += 4)
+        *reinterpret_cast<uint4*>(&a2[i]) = *reinterpret_cast<const uint4*>(&s_a[Smem::a_read(buf, ty, q) + i]);
       *reinterpret_cast<uint4*>(&b2[0]) = *reinterpret_cast<const uint4*>(&s_b[Smem::b_read(buf, tx, q, 0)]);
       *reinterpret_cast<uint4*>(&b2[4]) = *reinterpret_cast<const uint4*>(&s_b[Smem::b_read(buf, tx, q, 1)]);
 #pragma unroll
