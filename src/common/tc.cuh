@@ -11,6 +11,7 @@
 #include "common/accum.cuh"
 #include "common/epilogue.cuh"
 #include "common/operand.cuh"
+#include "common/shared_address.cuh"
 
 namespace hgemm::detail {
 
@@ -35,39 +36,35 @@ __device__ __forceinline__ void stage_tile(__half* dst, const __half* x, std::in
   }
 }
 
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 /// Four 8×8 matrices from shared memory: lane l gives the address of row l % 8 of matrix l / 8.
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const __half* row_address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(row_address)));
+               : "r"(shared_address(row_address)));
 }
 
 /// Two 8×8 matrices, transposed on the way (for B stored k-major in shared memory).
 __device__ __forceinline__ void ldmatrix_x2_trans(std::uint32_t (&r)[2], const __half* row_address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                : "=r"(r[0]), "=r"(r[1])
-               : "r"(smem_u32(row_address)));
+               : "r"(shared_address(row_address)));
 }
 
 /// Four 8×8 matrices, transposed on the way.
 __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const __half* row_address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(row_address)));
+               : "r"(shared_address(row_address)));
 }
 
 /// Asynchronous 16-byte copy global → shared; only the first `bytes` (0..16) are read, the rest
 /// of the 16 bytes is zero-filled.
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_address(dst)), "l"(src), "r"(bytes) : "memory");
 }
 /// Asynchronous 16-byte copy global → shared, all 16 bytes read.
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(dst)), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 /// Waits until at most N committed groups of this thread's copies are still in flight.

@@ -8,20 +8,18 @@
 #include <cuda.h>  // CUtensorMap
 #include <cstdint>
 
+#include "common/shared_address.cuh"
+
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define HGEMM_SM90A 1
 #endif
 
 namespace hgemm::detail::sm90 {
 
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // ------------------------------------------------------------------ mbarrier
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned arrivals) {
 #ifdef HGEMM_SM90A
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrivals) : "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
 #endif
 }
 
@@ -35,13 +33,13 @@ __device__ __forceinline__ void fence_barrier_init() {
 /// One arrival that also announces `bytes` of TMA transactions to come in this phase.
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
 #ifdef HGEMM_SM90A
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes) : "memory");
 #endif
 }
 
 __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
 #ifdef HGEMM_SM90A
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
 #endif
 }
 
@@ -53,7 +51,7 @@ __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_addr(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(shared_address(bar)),
       "r"(cta)
       : "memory");
 #endif
@@ -69,7 +67,7 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
         "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         "selp.u32 %0, 1, 0, p;\n}"
         : "=r"(done)
-        : "r"(smem_addr(bar)), "r"(parity)
+        : "r"(shared_address(bar)), "r"(parity)
         : "memory");
   } while (!done);
 #endif
@@ -82,8 +80,8 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int 
 #ifdef HGEMM_SM90A
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-          smem_addr(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(smem_addr(bar))
+          shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(shared_address(bar))
       : "memory");
 #endif
 }
@@ -95,8 +93,8 @@ __device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap*
 #ifdef HGEMM_SM90A
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(smem_addr(bar)), "h"(cta_mask)
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(shared_address(bar)), "h"(cta_mask)
       : "memory");
 #endif
 }
@@ -107,7 +105,7 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* sr
 #ifdef HGEMM_SM90A
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
                    reinterpret_cast<std::uint64_t>(map)),
-               "r"(smem_addr(src)), "r"(x), "r"(y)
+               "r"(shared_address(src)), "r"(x), "r"(y)
                : "memory");
 #endif
 }
@@ -178,7 +176,7 @@ __device__ __forceinline__ void fence_operand(std::uint32_t& reg) { asm volatile
 /// tile: start address, leading and stride byte offsets (all in 16-byte units), swizzle mode 1.
 __device__ __forceinline__ std::uint64_t smem_desc_sw128(const void* start, unsigned lead_bytes,
                                                          unsigned stride_bytes) {
-  const std::uint64_t addr = (smem_addr(start) & 0x3FFFF) >> 4;
+  const std::uint64_t addr = (shared_address(start) & 0x3FFFF) >> 4;
   return addr | (std::uint64_t((lead_bytes >> 4) & 0x3FFF) << 16) |
          (std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32) | (std::uint64_t(1) << 62);
 }
