@@ -2,6 +2,8 @@
 
 #include <cuda_fp16.h>
 
+#include "common/tc.cuh"
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -76,32 +78,20 @@ double time_tflops(T x, T y, double flops_per_fma) {
   return fmas * flops_per_fma / (ms * 1e-3) / 1e12;
 }
 
-// The sm_80 tensor-core instruction on its own: kChains independent m16n8k16 accumulators per
-// warp, fragments in registers, so the rate is the tensor pipe's for mma.sync (the roof of the
-// wmma/mma ladder; Hopper's full rate needs wgmma).
-__device__ __forceinline__ void mma_op(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-__device__ __forceinline__ void mma_op(unsigned (&d)[2], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};"
-               : "+r"(d[0]), "+r"(d[1])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-template <typename AccT, int WORDS>
+// The sm_80 tensor-core instruction on its own (the library's mma_m16n8k16, tc.cuh): kChains
+// independent m16n8k16 accumulators per warp, fragments in registers, so the rate is the tensor
+// pipe's for mma.sync (the roof of the wmma/mma ladder; Hopper's full rate needs wgmma).
+template <typename Acc>
 __global__ void mma_chains(unsigned x, float* out) {
-  unsigned a[4] = {x, x ^ 1u, x ^ 2u, x ^ 3u}, b[2] = {x ^ 4u, x ^ 5u};
-  AccT acc[kChains][WORDS] = {};
+  const std::uint32_t a[4] = {x, x ^ 1u, x ^ 2u, x ^ 3u}, b[2] = {x ^ 4u, x ^ 5u};
+  detail::MmaAcc<Acc> acc[kChains];
   for (int it = 0; it < kIters / 16; ++it)
 #pragma unroll
-    for (int i = 0; i < kChains; ++i) mma_op(acc[i], a, b);
+    for (int i = 0; i < kChains; ++i) detail::mma_m16n8k16(acc[i], a, b);
   float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < kChains; ++i)
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) sum += static_cast<float>(acc[i][w]);
+    for (auto w : acc[i].r) sum += static_cast<float>(w);
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
@@ -121,8 +111,8 @@ std::vector<PeakResult> measure_peaks() {
       {"HFMA2 (half2 FMA, 4 flops)", time_tflops(__float2half2_rn(0.999f), __float2half2_rn(0.001f), 4.0)},
       {"HFMA (scalar half FMA, 2 flops)", time_tflops(__float2half(0.999f), __float2half(0.001f), 2.0)},
       {"FFMA (fp32 FMA, 2 flops)", time_tflops(0.999f, 0.001f, 2.0)},
-      {"mma.sync m16n8k16, f16 accumulate", time_mma_tflops(mma_chains<unsigned, 2>)},
-      {"mma.sync m16n8k16, f32 accumulate", time_mma_tflops(mma_chains<float, 4>)},
+      {"mma.sync m16n8k16, f16 accumulate", time_mma_tflops(mma_chains<__half>)},
+      {"mma.sync m16n8k16, f32 accumulate", time_mma_tflops(mma_chains<float>)},
   };
 }
 
