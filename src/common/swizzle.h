@@ -8,11 +8,7 @@
 // Plain C++ (host and device) so a CPU test can check every address pattern the kernel uses.
 #pragma once
 
-#ifdef __CUDACC__
-#define HGEMM_HOST_DEVICE __host__ __device__
-#else
-#define HGEMM_HOST_DEVICE
-#endif
+#include "common/host_device.h"
 
 namespace hgemm::detail {
 

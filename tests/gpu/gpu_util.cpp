@@ -222,7 +222,36 @@ std::vector<Case> build_odd_ld_cases() {
   return cases;
 }
 
+// Tile counts that leave much of the last round idle over a K deep enough for sm90 rung 03 to
+// share tiles between clusters (stream-K: idle clusters × slices of K ≥ 24 × clusters). On an
+// H200 (66 clusters of 256×256 tiles): 67 tiles cut into 66 runs of 1.02 tiles (a tile in two
+// pieces); 2300×2800, 99 tiles, one round of whole tiles, then the last 33 cut into runs of half a
+// tile (a tile in three pieces); 100×17024, the single-CTA 128×128 tiles (133 for 132 CTAs).
+// Each epilogue follows the hand-over: C by TMA, C read (beta ≠ 0), C copied row by row.
+std::vector<Case> build_stream_k_cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b) -> Case& {
+    Case c;
+    c.m = m, c.n = n, c.k = k, c.op_a = op_a, c.op_b = op_b;
+    cases.push_back(c);
+    return cases.back();
+  };
+  add(17000, 200, 1600, Op::N, Op::N);  // aligned, beta = 0: C by TMA
+  { Case& c = add(2300, 2800, 3100, Op::N, Op::T); c.alpha = -0.5f, c.beta = 0.75f; }
+  add(16900, 250, 1700, Op::T, Op::N).ldc_pad = 1;  // C row by row
+  { Case& c = add(17100, 256, 1700, Op::T, Op::T); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  add(100, 17024, 1600, Op::T, Op::T).alpha = 2.f;
+  std::uint64_t seed = 4001;
+  for (Case& c : cases) c.seed = seed++;
+  return cases;
+}
+
 }  // namespace
+
+const std::vector<Case>& stream_k_cases() {
+  static const std::vector<Case> cases = build_stream_k_cases();
+  return cases;
+}
 
 const std::vector<Case>& odd_ld_cases() {
   static const std::vector<Case> cases = build_odd_ld_cases();

@@ -74,6 +74,11 @@ const std::vector<Case>& skinny_cases();
 /// a long K, which rung 03 splits into more than 100 parts.
 const std::vector<Case>& tile_choice_cases();
 
+/// Shapes with more 256×256 tiles than an H200 holds clusters at once, a mostly idle last round
+/// and a deep K: sm90 rung 03 shares their last tiles' K between clusters (stream-K), in two and
+/// three pieces, under every epilogue.
+const std::vector<Case>& stream_k_cases();
+
 /// Odd leading dimensions and 2-byte-aligned pointers at sizes that take sm90 rung 03 through
 /// each of its epilogues (TMA store, rows copied with 16-byte stores, C read, split-K partial
 /// sums, the skinny path).

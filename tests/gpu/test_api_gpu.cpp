@@ -179,6 +179,61 @@ TEST_F(ApiGpu, ThreadsCanCallConcurrently) {
   for (double e : errors) EXPECT_LE(e, tolerance_rel_fro(Accum::F32, cs->k));
 }
 
+// A GEMM captured into a CUDA graph and replayed computes each replay from that replay's inputs:
+// what a launch leaves in its workspace (stream-K's flags and parked sums, split-K partial sums)
+// must not stand in for the next replay's. The top sm90 rung, whose shapes here take stream-K,
+// split-K and whole tiles on an H200.
+TEST_F(ApiGpu, GraphReplaysUseTheirOwnInputs) {
+  GemmOptions probe;
+  probe.kernel = "sm90.wgmma_tma_ws_persistent";
+  if (resolve_kernel(Op::N, Op::N, 0, 0, 0, nullptr, 1, nullptr, 1, nullptr, 1, probe, nullptr) == Status::UnsupportedArch)
+    GTEST_SKIP() << probe.kernel << ": " << last_error_message();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (const Shape sh : {Shape{17000, 200, 1600}, Shape{100, 1000, 4000}, Shape{1000, 1000, 1000}}) {
+    const std::int64_t m = sh.m, n = sh.n, k = sh.k;
+    std::vector<__half> h0(static_cast<std::size_t>(m * k)), h1(h0.size()), hb(static_cast<std::size_t>(k * n));
+    ref::fill_random(h0.data(), h0.size(), 91, ref::Fill::Uniform);
+    ref::fill_random(h1.data(), h1.size(), 92, ref::Fill::Uniform);
+    ref::fill_random(hb.data(), hb.size(), 93, ref::Fill::Uniform);
+    DeviceHalves a(h0.size()), b(hb.size()), c(static_cast<std::size_t>(m * n));
+    b.upload(hb);
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    GemmOptions o = probe;
+    o.stream = s;
+    auto run = [&] { return gemm(Op::N, Op::N, m, n, k, 1.f, a.get(), k, b.get(), n, 0.f, c.get(), n, o); };
+    // Reference results: each input set run directly on the stream.
+    std::vector<std::vector<__half>> want;
+    for (const auto* h : {&h0, &h1}) {
+      a.upload(*h);
+      ASSERT_EQ(run(), Status::Success) << last_error_message();
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      want.push_back(c.download(static_cast<std::size_t>(m * n)));
+    }
+    cudaGraph_t graph;
+    ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    const Status captured = run();
+    ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    ASSERT_EQ(captured, Status::Success) << last_error_message();
+    cudaGraphExec_t exec;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (int replay = 0; replay < 4; ++replay) {
+      a.upload(replay % 2 ? h1 : h0);
+      ASSERT_EQ(cudaMemset(c.get(), 0xFF, static_cast<std::size_t>(m * n) * sizeof(__half)), cudaSuccess);
+      ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      const std::vector<__half> got = c.download(static_cast<std::size_t>(m * n));
+      EXPECT_EQ(std::memcmp(got.data(), want[replay % 2].data(), got.size() * sizeof(__half)), 0)
+          << m << "x" << n << "x" << k << ", replay " << replay << " differs from the direct run";
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(s);
+  }
+}
+
 // A has more than 2^31 elements: offsets into it must be 64-bit in every kernel. Kernels that
 // need aligned rows (KernelInfo::align > 1) get K and N that are multiples of 8; the others get
 // odd ones, so their unaligned paths see the large offsets too.

@@ -211,6 +211,19 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 
+/// A 64-bit flag in global memory, read with acquire and written with release semantics at GPU
+/// scope: one CTA hands data to another (stream-K). The usual pattern: the writers store, meet
+/// at a barrier, and one of them releases the flag; one reader acquires it, then the readers meet
+/// at a barrier and load.
+__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long* flag) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(flag) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_gpu(unsigned long long* flag, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(flag), "l"(v) : "memory");
+}
+
 /// A barrier over `threads` threads (a multiple of 32) with hardware barrier number `id` (1..15).
 __device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");

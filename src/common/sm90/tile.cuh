@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "common/epilogue.cuh"
 #include "common/problem.h"
@@ -107,12 +108,19 @@ __device__ __forceinline__ S& aligned_smem() {
 /// `partials` — each of `splits` splits of K writes its fp32 partial sums of op(A)·op(B) to
 /// partials[split][M][N] instead of C, and reduce_splits (host.h) adds them in split order and
 /// writes C (`transposed`: the kernel ran the swapped problem, C^T).
+/// `stream_k` — some tiles' K is shared by two CTAs, which hand partial sums over (StreamKHandover).
+struct StreamKHandover {
+  std::uint32_t* parked = nullptr;        ///< per slot: the parked accumulators, [register][thread]
+  unsigned long long* flags = nullptr;    ///< per slot: `epoch` once the slot's sums are parked
+  unsigned long long epoch = 0;           ///< this launch's flag value (unique per launch)
+};
 struct EpilogueMode {
   bool tma_store = false;
   bool staged_rows = false;
   float* partials = nullptr;
   int splits = 1;
   bool transposed = false;
+  StreamKHandover stream_k;  ///< on when stream_k.parked is set
 };
 
 __device__ __forceinline__ float2 accumulator_pair(const float* d, int q) { return make_float2(d[2 * q], d[2 * q + 1]); }
@@ -222,6 +230,66 @@ __device__ __forceinline__ void store_partials(const Problem& p, float* out, std
     const float2 v = accumulator_pair(d, q);
     out[r * p.n + c] = v.x;
     if (c + 1 < p.n) out[r * p.n + c + 1] = v.y;
+  }
+}
+
+/// Stream-K hand-over, writer side: one warpgroup's accumulators go to `slot` of the parking
+/// area in 16-byte groups, group j (registers 4j..4j+3) of thread t at group j·128 + t, so each
+/// warp moves whole 512-byte runs; once all 128 threads have stored (named barrier
+/// `barrier_id`), the slot's flag is raised.
+template <typename Reg, int R>
+__device__ __forceinline__ void park_accumulators(const StreamKHandover& h, int slot, const Reg (&d)[R],
+                                                  unsigned barrier_id) {
+  static_assert(R % 4 == 0 && sizeof(Reg) == 4, "16-byte groups of 32-bit registers");
+  const int t = threadIdx.x % 128;
+  uint4* out = reinterpret_cast<uint4*>(h.parked) + static_cast<std::size_t>(slot) * (R / 4) * 128 + t;
+#pragma unroll
+  for (int j = 0; j < R / 4; ++j) {
+    uint4 v;
+    memcpy(&v, &d[4 * j], 16);
+    __stcg(out + j * 128, v);
+  }
+  named_barrier_sync(barrier_id, 128);
+  if (t == 0) st_release_gpu(h.flags + slot, h.epoch);
+}
+
+__device__ __forceinline__ void add_parked(float& d, std::uint32_t bits) { d += __uint_as_float(bits); }
+__device__ __forceinline__ void add_parked(std::uint32_t& d, std::uint32_t bits) {
+  __half2 a, b;
+  memcpy(&a, &d, 4);
+  memcpy(&b, &bits, 4);
+  a = __hadd2(a, b);
+  memcpy(&d, &a, 4);
+}
+
+/// Stream-K hand-over, owner side: waits for `slot`'s flag and clears it (so a captured CUDA graph,
+/// which repeats the launch's flag value, finds it clear on its next replay), then adds the parked
+/// sums to the warpgroup's own (the same additions in the same order whatever the timing). Loads
+/// go out 8 groups at a time, so the L2 latency is paid R/32 times, not R/4.
+template <typename Reg, int R>
+__device__ __forceinline__ void add_parked_accumulators(const StreamKHandover& h, int slot, Reg (&d)[R],
+                                                        unsigned barrier_id) {
+  constexpr int kBatch = R / 4 < 8 ? R / 4 : 8;
+  static_assert(R % (4 * kBatch) == 0 && sizeof(Reg) == 4, "whole batches of 16-byte groups");
+  const int t = threadIdx.x % 128;
+  if (t == 0) {
+    while (ld_acquire_gpu(h.flags + slot) != h.epoch) __nanosleep(64);
+    h.flags[slot] = 0;  // read once per launch; the next launch is stream-ordered after this one
+  }
+  named_barrier_sync(barrier_id, 128);
+  const uint4* in = reinterpret_cast<const uint4*>(h.parked) + static_cast<std::size_t>(slot) * (R / 4) * 128 + t;
+#pragma unroll
+  for (int j0 = 0; j0 < R / 4; j0 += kBatch) {
+    uint4 v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) v[j] = __ldcg(in + (j0 + j) * 128);
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      add_parked(d[4 * (j0 + j)], v[j].x);
+      add_parked(d[4 * (j0 + j) + 1], v[j].y);
+      add_parked(d[4 * (j0 + j) + 2], v[j].z);
+      add_parked(d[4 * (j0 + j) + 3], v[j].w);
+    }
   }
 }
 

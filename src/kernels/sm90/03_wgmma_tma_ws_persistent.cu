@@ -16,15 +16,22 @@
 //    to their wgmmas (when beta = 0 and C is 16-byte aligned with ldc % 8 == 0). When beta = 0
 //    but C is not TMA-aligned, the consumers copy the staged chunks out row by row themselves,
 //    with 16-byte stores (realigned to each row's start) instead of stores spread over 8 rows.
+//  * Stream-K: when the last round of whole tiles would leave many clusters idle over a deep K,
+//    the last tiles' slices are shared out evenly instead; a cluster that computed part of a tile
+//    parks its sums in workspace and the one that computed the tile's first slices adds them and
+//    writes C (common/sm90/tile_schedule.h says which, and when it pays).
 //  * Few tiles (decode-like shapes): K is split so that every SM streams; splits write fp32
 //    partial sums that one pass adds in a fixed order (deterministic), launched early (PDL). When
 //    M ≤ 64 (op(A) = N) the operands also swap roles, C^T = op(B)^T·op(A)^T: the long N runs along
 //    wgmma's 64-row M and the few rows of C along its N (16, 32 or 64), so no tensor work is spent
 //    on rows that do not exist.
 #include <algorithm>
+#include <atomic>
+#include <type_traits>
 
 #include "common/sm90/launch.cuh"
 #include "common/sm90/tile.cuh"
+#include "common/sm90/tile_schedule.h"
 #include "common/sm90/wgmma_ops.cuh"
 #include "registry/registry.h"
 
@@ -39,12 +46,16 @@ constexpr int kSmemLimit = 227 * 1024;  // per block on sm_90
 
 /// A tile configuration: BN columns of C per CTA, clusters of CLUSTER CTAs along M (sharing B
 /// by multicast), STAGES ring slots; SKINNY: the kernel runs the swapped problem and always
-/// writes fp32 partial sums, which reduce_splits writes to C transposed.
-template <int BN_, int CLUSTER_, int STAGES_, bool SKINNY_>
+/// writes fp32 partial sums, which reduce_splits writes to C transposed; STREAM_K: the schedule
+/// shares the last tiles' K between clusters (a separate instantiation: the schedule's stream-K
+/// branches cost 2–4% at K = 128 where they are never taken).
+template <int BN_, int CLUSTER_, int STAGES_, bool SKINNY_, bool STREAM_K_ = false>
 struct Config {
   static constexpr int BN = BN_, CLUSTER = CLUSTER_, STAGES = STAGES_;
-  static constexpr bool SKINNY = SKINNY_;
+  static constexpr bool SKINNY = SKINNY_, STREAM_K = STREAM_K_;
 };
+template <typename C>
+using WithStreamK = Config<C::BN, C::CLUSTER, C::STAGES, false, true>;
 using Wide = Config<256, 2, 4, false>;
 /// For M <= 128 (when the operands are not swapped): a pair of CTAs stacked along M would leave
 /// one idle, so single CTAs of 128×128 with a deeper ring, and twice the tiles to split K over.
@@ -56,51 +67,21 @@ template <int BN>
 using Skinny = Config<BN, 1, std::min(8, (kSmemLimit - 2048 - CONSUMERS * 2 * kCChunkBytes) / (BM * BK * 2 + BN * BK * 2)),
                       true>;
 
-/// Work order: unit L is split L % splits of cluster tile L / splits (CLUSTER×BM rows by BN
-/// columns, in grouped order); a split covers `per_split` slices of K.
+/// The work order of configuration C: cluster tiles of CLUSTER×BM rows by BN columns (each CTA
+/// of a cluster takes BM of the rows), split-K and stream-K as common/sm90/tile_schedule.h lays out.
 template <typename C>
-struct Schedule {
-  int cluster_rows, tiles_n, tiles, slices, per_split, splits, total;
+using Schedule = TileSchedule<C::CLUSTER * BM, C::BN, GROUP, BK>;
 
-  __host__ __device__ Schedule(const Problem& p, int wanted_splits)
-      : cluster_rows(static_cast<int>((p.m + C::CLUSTER * BM - 1) / (C::CLUSTER * BM))),
-        tiles_n(static_cast<int>((p.n + C::BN - 1) / C::BN)),
-        tiles(cluster_rows * tiles_n),
-        slices(static_cast<int>((p.k + BK - 1) / BK)),
-        per_split((slices + wanted_splits - 1) / wanted_splits),
-        splits((slices + per_split - 1) / per_split),  // no empty split
-        total(tiles * splits) {}
-
-  struct Unit {
-    int m0, n0, split, k_begin, k_end;  // k in slices
-  };
-
-  __device__ Unit unit(int L, int rank) const {
-    const int tile = L / splits, split = L % splits;
-    const int per_group = GROUP * tiles_n, first_row = tile / per_group * GROUP;
-    const int rows = min(GROUP, cluster_rows - first_row), r = tile % per_group;
-    return {((first_row + r % rows) * C::CLUSTER + rank) * BM, (r / rows) * C::BN, split, split * per_split,
-            min(slices, (split + 1) * per_split)};
-  }
-};
-
-/// Splits of K that fill the GPU when C has fewer cluster tiles than the clusters that fit
-/// (skinny problems): each split keeps at least 4 slices, at most kMaxSplits splits (the
-/// reduction sums many splits in parallel, reduce_splits). 16×64×65536 has one tile: 16 splits of
-/// 4096 ran in 25 µs, 32 in 22 µs, 128 of 512 in 11.3 µs (cuBLAS: 14.2 µs f16, 10.6 µs f32).
-constexpr int kMaxSplits = 128;
 template <typename C>
-int choose_splits(const Problem& p, unsigned clusters_that_fit) {
-  const Schedule<C> one(p, 1);
-  if (one.tiles * 2 > static_cast<int>(clusters_that_fit)) return 1;
-  const int by_gpu = static_cast<int>(clusters_that_fit) / one.tiles, by_depth = one.slices / 4;
-  return std::max(1, std::min({by_gpu, by_depth, kMaxSplits}));
+Schedule<C> whole_tiles(const Problem& p, int clusters) {
+  return Schedule<C>(p.m, p.n, p.k, 1, clusters, false);
 }
 
 template <bool A_MN, bool B_MN, typename Acc, typename C>
 struct Kernel {
   static constexpr int BN = C::BN, CLUSTER = C::CLUSTER, STAGES = C::STAGES;
   using Schedule = sm90_wgmma_tma_ws_persistent::Schedule<C>;
+  using Unit = typename Schedule::Unit;
   using TileA = OperandTile<A_MN, BM>;
   using TileB = OperandTile<B_MN, BN>;
   using Mma = WgmmaOp<BN, Acc>;
@@ -113,16 +94,19 @@ struct Kernel {
   static_assert(aligned_smem_bytes<Smem>() <= kSmemLimit, "shared memory");
   static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
   static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
+  static_assert(Mma::kRegs == 64 * BN / 128 / (std::is_same_v<Acc, float> ? 1 : 2),
+                "accumulator_words must match the registers a stream-K hand-over parks");
 
   static __device__ void produce(Smem& s, const Schedule& sched, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                  int rank) {
     int it = 0;  // slices issued so far, over all tiles: the ring position
-    for (int L = blockIdx.x / CLUSTER; L < sched.total; L += gridDim.x / CLUSTER) {
-      const auto [m0, n0, split, k_begin, k_end] = sched.unit(L, rank);
-      for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+    const int g = blockIdx.x / CLUSTER, units = sched.units(g);
+    for (int i = 0; i < units; ++i) {
+      const Unit u = sched.unit(g, i);
+      for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
         const int slot = it % STAGES;
         mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
-        fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, kt, rank, CLUSTER,
+        fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, u.m0 + rank * BM, u.n0, kt, rank, CLUSTER,
                   CLUSTER > 1 ? (1u << CLUSTER) - 1 : 0);
       }
     }
@@ -173,15 +157,21 @@ struct Kernel {
     }
   }
 
+  /// The parking slot of one consumer of one CTA of cluster g.
+  static __device__ int handover_slot(int g, int rank, int consumer) { return (g * CLUSTER + rank) * CONSUMERS + consumer; }
+
   static __device__ void consume(Smem& s, const Schedule& sched, const Problem& p, const CUtensorMap* map_c,
                                  EpilogueMode mode, int rank, int consumer) {
     const int row = 64 * consumer;
+    const unsigned barrier_id = 1 + consumer;  // a named barrier for the consumer's 128 threads
     int it = 0;
-    for (int L = blockIdx.x / CLUSTER; L < sched.total; L += gridDim.x / CLUSTER) {
-      const auto [m0, n0, split, k_begin, k_end] = sched.unit(L, rank);
+    const int g = blockIdx.x / CLUSTER, units = sched.units(g);
+    for (int i = 0; i < units; ++i) {
+      const Unit u = sched.unit(g, i);
+      const int m0 = u.m0 + rank * BM + row, n0 = u.n0;  // this consumer's 64 rows
       typename Mma::Reg acc[Mma::kRegs];
       zero_accumulators(acc);
-      for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+      for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
         const int slot = it % STAGES;
         mbar_wait(&s.full[slot], (it / STAGES) & 1);
         wgmma_fence();
@@ -191,19 +181,27 @@ struct Kernel {
                                                                   TileB::desc(s.stage[slot].b, 0, kk));
         wgmma_commit();
         wgmma_wait<1>();
-        if (kt > k_begin) release(s, it - 1);
+        if (kt > u.k_begin) release(s, it - 1);
       }
       wgmma_wait<0>();
       release(s, it - 1);
       fence_accumulators(acc);
+      if constexpr (C::STREAM_K) {
+        if (u.park >= 0) {  // another cluster finishes this tile
+          park_accumulators(mode.stream_k, handover_slot(u.park, rank, consumer), acc, barrier_id);
+          continue;
+        }
+        for (int w = u.take_first; w >= 0 && w <= u.take_last; ++w)  // in k order: the same sum every run
+          add_parked_accumulators(mode.stream_k, handover_slot(w, rank, consumer), acc, barrier_id);
+      }
       if (mode.partials)
-        store_partials<BN>(p, mode.partials + split * p.m * p.n, m0 + row, n0, acc);
+        store_partials<BN>(p, mode.partials + u.split * p.m * p.n, m0, n0, acc);
       else if (mode.tma_store)
-        store_by_tma(s, map_c, acc, m0 + row, n0, consumer, p.alpha);
+        store_by_tma(s, map_c, acc, m0, n0, consumer, p.alpha);
       else if (mode.staged_rows)
-        store_by_rows(s, p, acc, m0 + row, n0, consumer);
+        store_by_rows(s, p, acc, m0, n0, consumer);
       else
-        store_accumulators<BN>(p, m0 + row, n0, acc);
+        store_accumulators<BN>(p, m0, n0, acc);
     }
     if (mode.tma_store && threadIdx.x % 128 == 0) bulk_wait_all();
   }
@@ -212,7 +210,7 @@ struct Kernel {
                                              const CUtensorMap& map_c, EpilogueMode mode) {
     Smem& s = aligned_smem<Smem>();
     const int warpgroup = threadIdx.x / 128, rank = static_cast<int>(cluster_cta_rank());
-    const Schedule sched(p, mode.splits);
+    const Schedule sched(p.m, p.n, p.k, mode.splits, gridDim.x / CLUSTER, C::STREAM_K);
 
     if (threadIdx.x == 0) {
       prefetch_tensor_map(&map_a);
@@ -238,14 +236,49 @@ struct With {
   using Kernel = sm90_wgmma_tma_ws_persistent::Kernel<A_MN, C::SKINNY ? false : B_MN, Acc, C>;
 };
 
-/// Runs configuration C on p (for a skinny configuration, p is the swapped problem).
+/// 32-bit accumulator registers per consumer thread (its 64×BN block over 128 threads; f16 packs
+/// two per register): what a stream-K hand-over parks per thread.
 template <typename C>
-Status launch_config(const Problem& p, cudaStream_t stream, std::string* message) {
-  auto plan = [&](const void* kernel, int smem, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
-    const unsigned fit = resident_clusters(kernel, THREADS, smem, C::CLUSTER, message);
-    if (fit == 0) return 0;
-    const Schedule<C> sched(p, choose_splits<C>(p, fit));
+int accumulator_words(const Problem& p) {
+  return 64 * C::BN / 128 / (p.accum == Accum::F16 ? 2 : 1);
+}
+
+/// A flag value no earlier launch used: stream-K flags live in pooled workspace that nothing
+/// zeroes, so a launch waits for its own value (64 bits, counted from an arbitrary odd start: not
+/// a pattern that zeroed or float-filled memory holds). Readers clear the flags they consumed, so a
+/// CUDA graph replaying the launch with the same value starts from clear flags.
+unsigned long long next_epoch() {
+  static std::atomic<unsigned long long> counter{0x9e3779b97f4a7c15ull};
+  return counter.fetch_add(2, std::memory_order_relaxed);
+}
+
+/// Clusters of configuration C that fit on the GPU at once: the persistent grid (every
+/// instantiation of C has the same threads, shared memory and register bound, so one stands for all).
+template <typename C>
+unsigned clusters_that_fit(std::string* message) {
+  using K = typename With<C>::template Kernel<false, false, float>;
+  const void* fn = reinterpret_cast<const void*>(&kernel_entry<K>);
+  if (set_smem_limit(fn, K::kSmemBytes, message) != Status::Success) return 0;
+  return resident_clusters(fn, THREADS, K::kSmemBytes, C::CLUSTER, message);
+}
+
+/// Runs configuration C on p (for a skinny configuration, p is the swapped problem), with `fit`
+/// clusters resident at once.
+template <typename C>
+Status launch_planned(const Problem& p, unsigned fit, cudaStream_t stream, std::string* message) {
+  auto plan = [&](const void*, int, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
+    const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
+    const Schedule<C> sched(p.m, p.n, p.k, C::STREAM_K ? 1 : choose_splits(one), 1, false);
+    const int clusters = C::STREAM_K ? static_cast<int>(fit) : std::min(static_cast<int>(fit), sched.total);
     mode->transposed = C::SKINNY;
+    if (C::STREAM_K) {
+      const std::size_t slots = static_cast<std::size_t>(clusters) * C::CLUSTER * CONSUMERS;
+      void *parked = nullptr, *flags = nullptr;
+      if (workspace.allocate(slots * 128 * accumulator_words<C>(p) * 4, &parked, message) != Status::Success ||
+          workspace.allocate(slots * sizeof(unsigned long long), &flags, message) != Status::Success)
+        return 0;
+      mode->stream_k = {static_cast<std::uint32_t*>(parked), static_cast<unsigned long long*>(flags), next_epoch()};
+    }
     if (C::SKINNY || sched.splits > 1) {  // skinny: C^T is written by the reduction, transposed
       void* partials = nullptr;
       const std::size_t bytes = static_cast<std::size_t>(sched.splits) * p.m * p.n * sizeof(float);
@@ -253,10 +286,22 @@ Status launch_config(const Problem& p, cudaStream_t stream, std::string* message
       mode->partials = static_cast<float*>(partials);
       mode->splits = sched.splits;
     }
-    return C::CLUSTER * std::min<unsigned>(fit, static_cast<unsigned>(sched.total));
+    return static_cast<unsigned>(C::CLUSTER * clusters);
   };
   const TileShape shape{BM, C::BN, 1, C::CLUSTER, /*c_tma_store=*/!C::SKINNY};
   return launch_kernel<With<C>::template Kernel>(p, shape, stream, message, plan);
+}
+
+/// Runs configuration C on p, with stream-K where it pays (tile_schedule.h: wants_stream_k).
+template <typename C>
+Status launch_config(const Problem& p, cudaStream_t stream, std::string* message) {
+  const unsigned fit = clusters_that_fit<C>(message);
+  if (fit == 0) return Status::CudaError;
+  if constexpr (!C::SKINNY) {
+    if (p.k > 0 && wants_stream_k(whole_tiles<C>(p, static_cast<int>(fit))))
+      return launch_planned<WithStreamK<C>>(p, fit, stream, message);
+  }
+  return launch_planned<C>(p, fit, stream, message);
 }
 
 /// The problem with A and B swapped: C^T = op(B)^T·op(A)^T, for op(A) = N.

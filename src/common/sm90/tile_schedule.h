@@ -1,0 +1,124 @@
+// The work order of the persistent sm90 rung (kernels/sm90/03_wgmma_tma_ws_persistent.cu): which
+// tiles, splits of K and stream-K pieces each cluster of the grid works through. Plain C++ (host
+// and device) so that a CPU test can check that every slice of every tile is computed once and
+// that the stream-K hand-overs pair up (tests/cpu/test_tile_schedule.cpp).
+#pragma once
+
+#include <climits>
+#include <cstdint>
+
+#include "common/host_device.h"
+
+namespace hgemm::detail::sm90 {
+
+/// Cluster g of the G in the grid takes units g, g + G, g + 2G, … where unit L is split L % splits
+/// of tile L / splits (ROWS×COLS of C per cluster, in grouped order: GROUP tile-rows at a time,
+/// column after column, so the tiles in flight share rows of A and columns of B in L2); a split
+/// covers `per_split` slices of BK values of K.
+///
+/// Stream-K (only with splits = 1): whole tiles go out that way for `dp_rounds` rounds; the tiles
+/// left — the last round's R tiles, or when R < G/2 those and one more round — are laid end to
+/// end, slice after slice, and cut into G runs of equal length, one per cluster. A run is at least
+/// half a tile long, so at most three runs share a tile: every run but the one holding the tile's
+/// first slices parks its sums (that is the run's first piece, so it parks early), and the one
+/// holding the first slices ends with the tile: it adds the parked sums in k order and writes C.
+template <int ROWS, int COLS, int GROUP, int BK>
+struct TileSchedule {
+  int tile_rows, tiles_n, tiles, slices, per_split, splits, total;
+  int clusters, dp_rounds;  // dp_rounds: whole tiles per cluster before its stream-K run
+  int sk_slices;            // slices cut into runs (0: no stream-K)
+
+  HGEMM_HOST_DEVICE TileSchedule(std::int64_t m, std::int64_t n, std::int64_t k, int wanted_splits, int clusters,
+                                 bool stream_k)
+      : tile_rows(static_cast<int>((m + ROWS - 1) / ROWS)),
+        tiles_n(static_cast<int>((n + COLS - 1) / COLS)),
+        tiles(tile_rows * tiles_n),
+        slices(static_cast<int>((k + BK - 1) / BK)),
+        per_split((slices + wanted_splits - 1) / wanted_splits),
+        splits((slices + per_split - 1) / per_split),  // no empty split
+        total(tiles * splits),
+        clusters(clusters),
+        dp_rounds(stream_k ? tiles / clusters - (2 * (tiles % clusters) >= clusters ? 0 : 1) : 0),
+        sk_slices(stream_k ? (tiles - dp_rounds * clusters) * slices : 0) {}
+
+  struct Unit {
+    int m0, n0, split, k_begin, k_end;    // the tile's first row and column; k in slices
+    int park = -1;                        // stream-K: park the sums in this cluster's slot, write no C
+    int take_first = -1, take_last = -1;  // stream-K: add the sums these clusters parked, then write C
+  };
+
+  /// The units cluster g works through, in order.
+  HGEMM_HOST_DEVICE int units(int g) const {
+    if (sk_slices == 0) return g < total ? (total - 1 - g) / clusters + 1 : 0;
+    return dp_rounds + (run_begin(g + 1) - 1) / slices - run_begin(g) / slices + 1;
+  }
+
+  HGEMM_HOST_DEVICE Unit unit(int g, int i) const {
+    if (sk_slices == 0 || i < dp_rounds) return grid_unit(g + i * clusters);
+    const int begin = run_begin(g), end = run_begin(g + 1);
+    const int t = begin / slices + (i - dp_rounds);  // among the stream-K tiles
+    const int first = t * slices;
+    Unit u = grid_unit(dp_rounds * clusters + t);
+    u.k_begin = (begin > first ? begin : first) - first;
+    u.k_end = (end < first + slices ? end : first + slices) - first;
+    if (u.k_begin > 0) {
+      u.park = g;
+    } else if (u.k_end < slices) {
+      u.take_first = run_holding(first + u.k_end);
+      u.take_last = run_holding(first + slices - 1);
+    }
+    return u;
+  }
+
+ private:
+  HGEMM_HOST_DEVICE int run_begin(int g) const { return g * sk_slices / clusters; }  // fits: wants_stream_k
+
+  /// The cluster whose run holds stream-K slice x.
+  HGEMM_HOST_DEVICE int run_holding(int x) const {
+    int g = x * clusters / sk_slices;
+    while (g > 0 && run_begin(g) > x) --g;
+    while (g + 1 < clusters && run_begin(g + 1) <= x) ++g;
+    return g;
+  }
+
+  HGEMM_HOST_DEVICE Unit grid_unit(int L) const {
+    const int tile = L / splits, split = L % splits;
+    const int per_group = GROUP * tiles_n, first_row = tile / per_group * GROUP;
+    const int left = tile_rows - first_row, rows = GROUP < left ? GROUP : left, r = tile % per_group;
+    const int k_end = (split + 1) * per_split;
+    return {(first_row + r % rows) * ROWS, (r / rows) * COLS, split, split * per_split, k_end < slices ? k_end : slices};
+  }
+};
+
+/// Splits of K that fill the GPU when C has fewer tiles than half the clusters that fit (skinny
+/// problems): each split keeps at least 4 slices, at most kMaxSplits splits (the reduction sums
+/// many splits in parallel, reduce_splits). 16×64×65536 has one tile: 16 splits of 4096 ran in
+/// 25 µs, 32 in 22 µs, 128 of 512 in 11.3 µs (cuBLAS: 14.2 µs f16, 10.6 µs f32).
+constexpr int kMaxSplits = 128;
+template <typename S>
+int choose_splits(const S& one) {
+  if (one.tiles * 2 > one.clusters) return 1;
+  const int by_gpu = one.clusters / one.tiles, by_depth = one.slices / 4;
+  const int splits = by_gpu < by_depth ? by_gpu : by_depth;
+  return splits < 1 ? 1 : splits > kMaxSplits ? kMaxSplits : splits;
+}
+
+/// Whether stream-K pays, for a schedule `one` of whole tiles over all the clusters that fit: the
+/// clusters left idle by the last round must add up to at least kStreamKMinIdleSlices slices per
+/// cluster (idle clusters × slices ≥ 24 × G). Measured on the H200 (op nt, f16 / f32, against
+/// whole tiles in the same run), stream-K costs about 15 µs (hand-over, L2 locality) against the
+/// idle time it wins back: 3000³ +15 / +12% (82% of the last round idle, 47 slices),
+/// 4096×4352×4096 +11 / +9% (88%, 64), 4096×3584×4096 +7 / +5% (61%, 64), 8192³ +1 / +1% (48%,
+/// 128); but 4096³ −2 / −5% (12%, 64), 8192×8192×1024 −1 / −3% (48%, 16), 4096×4352×512 −2 / −6%
+/// (88%, 8), and 1792×2048×4096 (56 tiles for 66 clusters) −8 / −15%: fewer tiles than clusters
+/// keep whole tiles (or split K).
+constexpr int kStreamKMinIdleSlices = 24;
+template <typename S>
+bool wants_stream_k(const S& one) {
+  if (one.splits > 1 || one.tiles <= one.clusters) return false;
+  if (4ll * one.clusters * one.slices * (one.clusters + 1) > INT_MAX) return false;  // run bounds in 32 bits
+  const int idle = (one.clusters - one.tiles % one.clusters) % one.clusters;
+  return static_cast<long long>(idle) * one.slices >= static_cast<long long>(kStreamKMinIdleSlices) * one.clusters;
+}
+
+}  // namespace hgemm::detail::sm90

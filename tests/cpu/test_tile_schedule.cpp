@@ -1,0 +1,134 @@
+// The persistent sm90 rung's work order (src/common/sm90/tile_schedule.h): every slice of every
+// tile is computed exactly once, by whole tiles, splits of K or stream-K pieces; each stream-K
+// tile is finished by the cluster holding its first slices, which takes exactly the sums the
+// other pieces park, and parks come first in their runs, so no cluster waits for one that is
+// itself waiting.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "common/sm90/tile_schedule.h"
+
+namespace hgemm::detail::sm90 {
+namespace {
+
+using Wide = TileSchedule<256, 256, 8, 64>;    // rung 03's 2-CTA clusters of 128×256 tiles
+using Narrow = TileSchedule<128, 128, 8, 64>;  // its single CTAs of 128×128 (M <= 128)
+
+constexpr int kH200WideClusters = 66, kH200NarrowClusters = 132;
+
+template <typename S>
+S plan(std::int64_t m, std::int64_t n, std::int64_t k, int clusters) {
+  const S one(m, n, k, 1, clusters, false);
+  if (wants_stream_k(one)) return S(m, n, k, 1, clusters, true);
+  const S split(m, n, k, choose_splits(one), 1, false);
+  const int grid = split.total < clusters ? split.total : clusters;
+  return S(m, n, k, split.splits, grid, false);
+}
+
+struct Piece {
+  int cluster, index, k_begin, k_end;
+  typename Wide::Unit unit;
+};
+
+template <typename S>
+void check_coverage(const S& s, const char* what) {
+  SCOPED_TRACE(what);
+  std::map<std::pair<int, int>, std::vector<Piece>> by_tile;  // (m0, n0) -> pieces
+  std::map<std::pair<int, int>, std::vector<int>> slice_count;
+  for (int g = 0; g < s.clusters; ++g) {
+    const int units = s.units(g);
+    for (int i = 0; i < units; ++i) {
+      const auto u = s.unit(g, i);
+      ASSERT_LT(u.k_begin, u.k_end) << "empty unit, cluster " << g << " unit " << i;
+      ASSERT_LE(u.k_end, s.slices);
+      auto& count = slice_count[{u.m0, u.n0}];
+      count.resize(s.slices);
+      for (int kt = u.k_begin; kt < u.k_end; ++kt) ++count[kt];
+      Piece p{g, i, u.k_begin, u.k_end, {}};
+      p.unit.park = u.park, p.unit.take_first = u.take_first, p.unit.take_last = u.take_last;
+      p.unit.split = u.split;
+      by_tile[{u.m0, u.n0}].push_back(p);
+    }
+  }
+  ASSERT_EQ(static_cast<int>(slice_count.size()), s.tiles) << "every tile";
+  for (const auto& [tile, count] : slice_count)
+    for (int kt = 0; kt < s.slices; ++kt)
+      ASSERT_EQ(count[kt], 1) << "tile (" << tile.first << ", " << tile.second << ") slice " << kt;
+  if (s.sk_slices == 0) {
+    for (const auto& [tile, pieces] : by_tile)
+      for (const Piece& p : pieces) EXPECT_TRUE(p.unit.park < 0 && p.unit.take_first < 0);
+    return;
+  }
+  for (const auto& [tile, pieces] : by_tile) {
+    if (pieces.size() == 1) {  // a whole tile
+      EXPECT_TRUE(pieces[0].unit.park < 0 && pieces[0].unit.take_first < 0);
+      continue;
+    }
+    EXPECT_LE(pieces.size(), 3u) << "at most three runs share a tile";
+    std::set<int> parked;
+    const Piece* owner = nullptr;
+    for (const Piece& p : pieces) {
+      if (p.k_begin == 0) {
+        owner = &p;
+        EXPECT_LT(p.unit.park, 0);
+        EXPECT_EQ(p.index, s.units(p.cluster) - 1) << "the owner ends its run with the tile";
+      } else {
+        EXPECT_EQ(p.unit.park, p.cluster);
+        EXPECT_EQ(p.index, s.dp_rounds) << "a parked piece starts its run";
+        parked.insert(p.cluster);
+      }
+    }
+    ASSERT_NE(owner, nullptr);
+    std::set<int> taken;
+    for (int w = owner->unit.take_first; w >= 0 && w <= owner->unit.take_last; ++w) taken.insert(w);
+    EXPECT_EQ(taken, parked) << "the owner takes exactly the parked sums";
+  }
+}
+
+TEST(TileSchedule, WholeTilesAndSplitsCoverEverySliceOnce) {
+  check_coverage(plan<Wide>(4096, 4096, 4096, kH200WideClusters), "4096^3");
+  check_coverage(plan<Wide>(1000, 1000, 1000, kH200WideClusters), "1000^3");
+  check_coverage(plan<Wide>(100, 60, 30000, kH200WideClusters), "one tile, split K");
+  check_coverage(plan<Narrow>(128, 4096, 4096, kH200NarrowClusters), "narrow, split K");
+  check_coverage(Wide(129, 127, 4093, 3, 5, false), "3 splits over 5 clusters");
+}
+
+TEST(TileSchedule, StreamKCoversEverySliceOnceAndPairsHandOvers) {
+  for (int clusters : {1, 2, 7, 66, 67, 132})
+    for (int tiles_m : {1, 3, 9, 17})
+      for (int tiles_n : {1, 5, 16, 23})
+        for (std::int64_t k : {64, 1000, 1600, 4096, 4100}) {
+          const Wide s(tiles_m * 256 - 3, tiles_n * 256, k, 1, clusters, true);
+          if (s.tiles <= clusters) continue;  // stream-K needs more tiles than clusters
+          const std::string what = std::to_string(tiles_m) + "x" + std::to_string(tiles_n) + " tiles, K " +
+                                   std::to_string(k) + ", " + std::to_string(clusters) + " clusters";
+          check_coverage(s, what.c_str());
+        }
+}
+
+TEST(TileSchedule, StreamKOnlyWhereItPays) {
+  auto sk = [](auto s) { return s.sk_slices > 0; };
+  EXPECT_FALSE(sk(plan<Wide>(4096, 4096, 4096, kH200WideClusters))) << "last round 88% full";
+  EXPECT_FALSE(sk(plan<Wide>(8192, 8192, 1024, kH200WideClusters))) << "16 slices deep";
+  EXPECT_FALSE(sk(plan<Wide>(1792, 2048, 4096, kH200WideClusters))) << "fewer tiles than clusters";
+  EXPECT_FALSE(sk(plan<Wide>(4096, 4096, 128, kH200WideClusters)));
+  EXPECT_TRUE(sk(plan<Wide>(3000, 3000, 3000, kH200WideClusters)));
+  EXPECT_TRUE(sk(plan<Wide>(4096, 4352, 4096, kH200WideClusters)));
+  EXPECT_TRUE(sk(plan<Wide>(8192, 8192, 8192, kH200WideClusters)));
+  // The GPU test set's stream-K cases (tests/gpu/gpu_util.cpp) take it on an H200.
+  EXPECT_TRUE(sk(plan<Wide>(17000, 200, 1600, kH200WideClusters)));
+  EXPECT_TRUE(sk(plan<Wide>(2300, 2800, 3100, kH200WideClusters)));
+  EXPECT_TRUE(sk(plan<Wide>(16900, 250, 1700, kH200WideClusters)));
+  EXPECT_TRUE(sk(plan<Wide>(17100, 256, 1700, kH200WideClusters)));
+  EXPECT_TRUE(sk(plan<Narrow>(100, 17024, 1600, kH200NarrowClusters)));
+  // 2300×2800×3100: 99 tiles, a round of whole tiles, then 33 cut into runs of half a tile.
+  const Wide three = plan<Wide>(2300, 2800, 3100, kH200WideClusters);
+  EXPECT_EQ(three.dp_rounds, 1);
+  EXPECT_EQ(three.sk_slices, 33 * 49);
+}
+
+}  // namespace
+}  // namespace hgemm::detail::sm90
