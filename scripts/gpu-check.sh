@@ -4,7 +4,7 @@
 #   test      the CPU tests, then every GPU test (each registered kernel over the full case set)
 #   sanitize  compute-sanitizer memcheck and racecheck over a small-shape run of every kernel
 #   bench     hgemm-bench: the ladder suite, both accumulations (and 8192³ when HGEMM_CHECK_BIG=1),
-#             then --peak (HFMA2, HFMA, FFMA and mma.sync rates)
+#             then --peak (HFMA2, HFMA, FFMA and mma.sync rates, the DRAM read rate)
 #   sm90      hgemm-bench of the Hopper rungs against cuBLAS: 4096³, 8192³ (and 16384³ when
 #             HGEMM_CHECK_BIG=1) for op nn and nt, then the llm suite (bench-sm90.json, bench-llm.json)
 #   tc        hgemm-bench of the sm_80-style tensor-core ladder (wmma.*, mma.*) against cuBLAS:
@@ -114,7 +114,7 @@ if want bench; then
   "$build/tools/hgemm-bench" --suite ladder --accum both --json "$out/bench-ladder.json" ${HGEMM_BENCH_ARGS:-} \
     >>"$out/bench.txt" 2>>"$log"
   summary+=("bench ladder: rc $?")
-  "$build/tools/hgemm-bench" --peak >>"$out/bench.txt" 2>>"$log"  # the roofs: CUDA-core FMAs, mma.sync
+  "$build/tools/hgemm-bench" --peak >>"$out/bench.txt" 2>>"$log"  # the roofs: FMAs, mma.sync, DRAM reads
   summary+=("bench peak: rc $?")
   if [ "${HGEMM_CHECK_BIG:-0}" = 1 ]; then
     # shellcheck disable=SC2086

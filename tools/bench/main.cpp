@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the results as JSON to this file");
   app.add_option("--csv", csv_path, "write the results as CSV to this file");
   app.add_flag("--list", list, "list the registered kernels and exit");
-  app.add_flag("--peak", peak, "measure the CUDA cores' fp16/fp32 FMA ceilings and mma.sync's, then exit");
+  app.add_flag("--peak", peak,
+               "measure the CUDA cores' fp16/fp32 FMA ceilings, mma.sync's and the DRAM read rate, then exit");
   CLI11_PARSE(app, argc, argv);
 
   if (list) {
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
   }
   if (peak) {
     try {
-      for (const PeakResult& r : measure_peaks()) std::printf("%-36s %8.1f TFLOP/s\n", r.what.c_str(), r.tflops);
+      for (const PeakResult& r : measure_peaks())
+        std::printf("%-44s %8.2f %s\n", r.what.c_str(), r.value, r.unit.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "hgemm-bench: %s\n", e.what());
       return 4;

@@ -1,6 +1,7 @@
 #include "runner.h"
 
 #include "reference/random.h"
+#include "spin.cuh"
 
 #include <cublas_v2.h>
 
@@ -53,12 +54,6 @@ __global__ void max_errors(const __half* c, const __half* ref, std::size_t n, st
   }
   atomicMax(&out[0], __float_as_uint(err));
   atomicMax(&out[1], __float_as_uint(mag));
-}
-
-// Keeps the GPU busy while the host enqueues a round, so host-side launch cost stays out of the
-// event timings of small kernels.
-__global__ void spin(long long ns) {
-  for (long long t = 0; t < ns; t += 1000) __nanosleep(1000);
 }
 
 void fill(DeviceBuffer& b, std::uint64_t seed) {
