@@ -94,6 +94,9 @@ TEST(TileSchedule, WholeTilesAndSplitsCoverEverySliceOnce) {
   check_coverage(plan<Wide>(100, 60, 30000, kH200WideClusters), "one tile, split K");
   check_coverage(plan<Narrow>(128, 4096, 4096, kH200NarrowClusters), "narrow, split K");
   check_coverage(Wide(129, 127, 4093, 3, 5, false), "3 splits over 5 clusters");
+  const Wide empty_k(4096, 4096, 0, 1, kH200WideClusters, false);  // K = 0 never launches, but plans
+  EXPECT_EQ(empty_k.splits, 1);
+  EXPECT_FALSE(wants_stream_k(empty_k));
 }
 
 TEST(TileSchedule, StreamKCoversEverySliceOnceAndPairsHandOvers) {

@@ -34,8 +34,8 @@ struct TileSchedule {
         tiles_n(static_cast<int>((n + COLS - 1) / COLS)),
         tiles(tile_rows * tiles_n),
         slices(static_cast<int>((k + BK - 1) / BK)),
-        per_split((slices + wanted_splits - 1) / wanted_splits),
-        splits((slices + per_split - 1) / per_split),  // no empty split
+        per_split(slices > 0 ? (slices + wanted_splits - 1) / wanted_splits : 1),
+        splits(slices > 0 ? (slices + per_split - 1) / per_split : 1),  // no empty split (K = 0: one)
         total(tiles * splits),
         clusters(clusters),
         dp_rounds(stream_k ? tiles / clusters - (2 * (tiles % clusters) >= clusters ? 0 : 1) : 0),
