@@ -1,8 +1,8 @@
 // The persistent sm90 rung's work order (src/common/sm90/tile_schedule.h): every slice of every
 // tile is computed exactly once, by whole tiles, splits of K or stream-K pieces; each stream-K
 // tile is finished by the cluster holding its first slices, which takes exactly the sums the
-// other pieces park, and parks come first in their runs, so no cluster waits for one that is
-// itself waiting.
+// other pieces park, from the next one or two clusters only, and parks come first in their runs,
+// so no cluster waits for one that is itself waiting.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -85,6 +85,8 @@ void check_coverage(const S& s, const char* what) {
     std::set<int> taken;
     for (int w = owner->unit.take_first; w >= 0 && w <= owner->unit.take_last; ++w) taken.insert(w);
     EXPECT_EQ(taken, parked) << "the owner takes exactly the parked sums";
+    EXPECT_EQ(owner->unit.take_first, owner->cluster + 1) << "waits point to the next clusters only";
+    EXPECT_LE(owner->unit.take_last, owner->cluster + 2);
   }
 }
 

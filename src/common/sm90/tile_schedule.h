@@ -22,6 +22,8 @@ namespace hgemm::detail::sm90 {
 /// half a tile long, so at most three runs share a tile: every run but the one holding the tile's
 /// first slices parks its sums (that is the run's first piece, so it parks early), and the one
 /// holding the first slices ends with the tile: it adds the parked sums in k order and writes C.
+/// Waits point from cluster g to g + 1 and g + 2 only, which park before they wait for anyone, so
+/// the grid makes progress whenever three of its clusters can be resident at once.
 template <int ROWS, int COLS, int GROUP, int BK>
 struct TileSchedule {
   int tile_rows, tiles_n, tiles, slices, per_split, splits, total;
