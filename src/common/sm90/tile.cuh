@@ -233,16 +233,23 @@ __device__ __forceinline__ void store_partials(const Problem& p, float* out, std
   }
 }
 
+/// Where this thread's R accumulator registers sit in `slot` of the parking area: in 16-byte
+/// groups, group j (registers 4j..4j+3) of thread t at group j·128 + t, so each warp moves whole
+/// 512-byte runs. Step through the groups 128 apart.
+template <int R>
+__device__ __forceinline__ uint4* parked_groups(const StreamKHandover& h, int slot) {
+  static_assert(R % 4 == 0, "16-byte groups of 32-bit registers");
+  return reinterpret_cast<uint4*>(h.parked) + static_cast<std::size_t>(slot) * (R / 4) * 128 + threadIdx.x % 128;
+}
+
 /// Stream-K hand-over, writer side: one warpgroup's accumulators go to `slot` of the parking
-/// area in 16-byte groups, group j (registers 4j..4j+3) of thread t at group j·128 + t, so each
-/// warp moves whole 512-byte runs; once all 128 threads have stored (named barrier
-/// `barrier_id`), the slot's flag is raised.
+/// area (parked_groups); once all 128 threads have stored (named barrier `barrier_id`), the
+/// slot's flag is raised.
 template <typename Reg, int R>
 __device__ __forceinline__ void park_accumulators(const StreamKHandover& h, int slot, const Reg (&d)[R],
                                                   unsigned barrier_id) {
-  static_assert(R % 4 == 0 && sizeof(Reg) == 4, "16-byte groups of 32-bit registers");
-  const int t = threadIdx.x % 128;
-  uint4* out = reinterpret_cast<uint4*>(h.parked) + static_cast<std::size_t>(slot) * (R / 4) * 128 + t;
+  static_assert(sizeof(Reg) == 4, "32-bit registers");
+  uint4* out = parked_groups<R>(h, slot);
 #pragma unroll
   for (int j = 0; j < R / 4; ++j) {
     uint4 v;
@@ -250,7 +257,7 @@ __device__ __forceinline__ void park_accumulators(const StreamKHandover& h, int 
     __stcg(out + j * 128, v);
   }
   named_barrier_sync(barrier_id, 128);
-  if (t == 0) st_release_gpu(h.flags + slot, h.epoch);
+  if (threadIdx.x % 128 == 0) st_release_gpu(h.flags + slot, h.epoch);
 }
 
 __device__ __forceinline__ void add_parked(float& d, std::uint32_t bits) { d += __uint_as_float(bits); }
@@ -271,13 +278,12 @@ __device__ __forceinline__ void add_parked_accumulators(const StreamKHandover& h
                                                         unsigned barrier_id) {
   constexpr int kBatch = R / 4 < 8 ? R / 4 : 8;
   static_assert(R % (4 * kBatch) == 0 && sizeof(Reg) == 4, "whole batches of 16-byte groups");
-  const int t = threadIdx.x % 128;
-  if (t == 0) {
+  if (threadIdx.x % 128 == 0) {
     while (ld_acquire_gpu(h.flags + slot) != h.epoch) __nanosleep(64);
     h.flags[slot] = 0;  // read once per launch; the next launch is stream-ordered after this one
   }
   named_barrier_sync(barrier_id, 128);
-  const uint4* in = reinterpret_cast<const uint4*>(h.parked) + static_cast<std::size_t>(slot) * (R / 4) * 128 + t;
+  const uint4* in = parked_groups<R>(h, slot);
 #pragma unroll
   for (int j0 = 0; j0 < R / 4; j0 += kBatch) {
     uint4 v[kBatch];

@@ -27,7 +27,6 @@
 //    on rows that do not exist.
 #include <algorithm>
 #include <atomic>
-#include <type_traits>
 
 #include "common/sm90/launch.cuh"
 #include "common/sm90/tile.cuh"
@@ -94,8 +93,6 @@ struct Kernel {
   static_assert(aligned_smem_bytes<Smem>() <= kSmemLimit, "shared memory");
   static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
   static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
-  static_assert(Mma::kRegs == 64 * BN / 128 / (std::is_same_v<Acc, float> ? 1 : 2),
-                "accumulator_words must match the registers a stream-K hand-over parks");
 
   static __device__ void produce(Smem& s, const Schedule& sched, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                  int rank) {
@@ -236,11 +233,10 @@ struct With {
   using Kernel = sm90_wgmma_tma_ws_persistent::Kernel<A_MN, C::SKINNY ? false : B_MN, Acc, C>;
 };
 
-/// 32-bit accumulator registers per consumer thread (its 64×BN block over 128 threads; f16 packs
-/// two per register): what a stream-K hand-over parks per thread.
+/// 32-bit accumulator registers per consumer thread: what a stream-K hand-over parks per thread.
 template <typename C>
 int accumulator_words(const Problem& p) {
-  return 64 * C::BN / 128 / (p.accum == Accum::F16 ? 2 : 1);
+  return p.accum == Accum::F16 ? WgmmaOp<C::BN, __half>::kRegs : WgmmaOp<C::BN, float>::kRegs;
 }
 
 /// A flag value no earlier launch used: stream-K flags live in pooled workspace that nothing
