@@ -172,6 +172,38 @@ __device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d,
     }
 }
 
+/// CHUNKS 64-column chunks of one warpgroup's m64nN tile of C as they will be stored: alpha ×
+/// accumulators, rounded to half (the values stage_c_chunk writes), in the accumulators' pair
+/// order. Half the registers of fp32 accumulators, so they can wait here to be stored while the
+/// next tile accumulates.
+template <int CHUNKS>
+struct PackedC {
+  __half2 pair[16 * CHUNKS];
+};
+
+/// Packs chunks [FIRST, FIRST + CHUNKS) of accumulators d.
+template <int FIRST, int CHUNKS, typename Reg>
+__device__ __forceinline__ void pack_c(PackedC<CHUNKS>& c, const Reg* d, float alpha) {
+#pragma unroll
+  for (int q = 0; q < 16 * CHUNKS; ++q) {
+    const float2 v = accumulator_pair(d, 16 * FIRST + q);
+    c.pair[q] = __floats2half2_rn(alpha * v.x, alpha * v.y);
+  }
+}
+
+/// Writes packed chunk J (counted from the first packed one) into `chunk`, as stage_c_chunk would.
+template <int J, int CHUNKS>
+__device__ __forceinline__ void stage_packed_chunk(std::uint8_t* chunk, const PackedC<CHUNKS>& c) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+#pragma unroll
+  for (int u = 0; u < 8; ++u)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * 16 + lane / 4 + 8 * h;
+      *reinterpret_cast<__half2*>(chunk + chunk_offset(r, 8 * u + 2 * (lane % 4))) = c.pair[2 * (8 * J + u) + h];
+    }
+}
+
 __device__ __forceinline__ __half chunk_half(const std::uint8_t* chunk, int r, int c) {
   return *reinterpret_cast<const __half*>(chunk + chunk_offset(r, c));
 }

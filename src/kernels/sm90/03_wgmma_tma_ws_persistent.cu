@@ -12,8 +12,10 @@
 //  * Grouped raster: clusters walk C in groups of GROUP cluster-rows, column after column, so the
 //    tiles in flight at any time share few rows of A and columns of B and those stay in L2.
 //  * C through shared memory: each consumer stages 64-column chunks (swizzled, double-buffered)
-//    and one thread stores them by TMA, which clips ragged edges; the consumers go straight back
-//    to their wgmmas (when beta = 0 and C is 16-byte aligned with ldc % 8 == 0). When beta = 0
+//    and one thread stores them by TMA, which clips ragged edges (when beta = 0 and C is 16-byte
+//    aligned with ldc % 8 == 0). The consumers do not wait for the stores, and they stage the
+//    last chunks of a tile (all of them with f16 accumulators, half with f32) only once the next
+//    tile's first wgmmas are running, so the tensor cores are not idle for them. When beta = 0
 //    but C is not TMA-aligned, the consumers copy the staged chunks out row by row themselves,
 //    with 16-byte stores (realigned to each row's start) instead of stores spread over 8 rows.
 //  * Stream-K: when the last round of whole tiles would leave many clusters idle over a deep K,
@@ -27,6 +29,7 @@
 //    on rows that do not exist.
 #include <algorithm>
 #include <atomic>
+#include <utility>
 
 #include "common/sm90/launch.cuh"
 #include "common/sm90/tile.cuh"
@@ -117,26 +120,67 @@ struct Kernel {
       for (int cta = 0; cta < CLUSTER; ++cta) mbar_arrive_cluster(&s.empty[it % STAGES], cta);
   }
 
-  /// The epilogue by TMA: each 64-column chunk of the consumer's 64×256 block is staged in
-  /// shared memory (two buffers, so staging one overlaps the store of the other) and stored by
-  /// one thread; the consumer goes back to the next tile's wgmmas without waiting for C.
-  static __device__ void store_by_tma(Smem& s, const CUtensorMap* map_c, const typename Mma::Reg* acc, int m0, int n0,
-                                      int consumer, float alpha) {
+  /// The epilogue by TMA, one 64-column chunk at a time, each staged in shared memory (two
+  /// buffers per consumer, so staging one overlaps the store of the other) and stored by one
+  /// thread's TMA store. The last kDeferred chunks of a tile are stored while the next tile
+  /// accumulates: they are packed to halves (PackedC) and the consumer starts the next tile at
+  /// once, staging one of them after each of that tile's slices is issued to the tensor cores.
+  /// With fp32 accumulators, 256 columns and its ring, only half the tile fits in the consumer's
+  /// registers next to the next tile's accumulators.
+  static constexpr int kChunks = BN / kCChunkCols;
+  static constexpr int kDeferred = sizeof(typename Mma::Reg) == 4 && BN == 256 ? kChunks / 2 : kChunks;
+  static constexpr int kEager = kChunks - kDeferred;
+  struct PendingC {
+    PackedC<kDeferred> c;
+    int m0, n0;
+    int next = kChunks;  // the next chunk to store; kChunks: none pending
+  };
+
+  template <int J, typename Stage>
+  static __device__ void store_chunk_by_tma(Smem& s, const CUtensorMap* map_c, int m0, int n0, int consumer,
+                                            Stage&& stage) {
     const bool issuer = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;  // a named barrier for the consumer's 128 threads
-#pragma unroll
-    for (int j = 0; j < BN / kCChunkCols; ++j) {
-      std::uint8_t* chunk = s.c_chunk[consumer][j % 2];
-      if (issuer) bulk_wait_read<1>();  // the store that read this buffer two chunks ago is done
-      named_barrier_sync(barrier_id, 128);
-      stage_c_chunk<BN>(chunk, acc, j, alpha);
-      fence_proxy_async();
-      named_barrier_sync(barrier_id, 128);
-      if (issuer) {
-        tma_store(map_c, chunk, n0 + j * kCChunkCols, m0);
-        bulk_commit();
-      }
+    std::uint8_t* chunk = s.c_chunk[consumer][J % 2];
+    if (issuer) bulk_wait_read<1>();  // the store that read this buffer two chunks ago is done
+    named_barrier_sync(barrier_id, 128);
+    stage(chunk);
+    fence_proxy_async();
+    named_barrier_sync(barrier_id, 128);
+    if (issuer) {
+      tma_store(map_c, chunk, n0 + J * kCChunkCols, m0);
+      bulk_commit();
     }
+  }
+
+  /// Stores the first kEager chunks of a finished tile and packs the others into `pending`.
+  template <int... J>
+  static __device__ void store_tile(Smem& s, const CUtensorMap* map_c, const typename Mma::Reg* acc, int m0, int n0,
+                                    int consumer, float alpha, PendingC& pending, std::integer_sequence<int, J...>) {
+    (store_chunk_by_tma<J>(s, map_c, m0, n0, consumer, [&](std::uint8_t* chunk) { stage_c_chunk<BN>(chunk, acc, J, alpha); }),
+     ...);
+    pack_c<kEager>(pending.c, acc, alpha);
+    pending.m0 = m0, pending.n0 = n0, pending.next = kEager;
+  }
+
+  /// Stores the next pending chunk, if any (the chunk index must be a compile-time constant for
+  /// the packed registers to stay registers).
+  template <int... J>
+  static __device__ void store_next_chunk(Smem& s, const CUtensorMap* map_c, PendingC& pending, int consumer,
+                                          std::integer_sequence<int, J...>) {
+    ((pending.next == kEager + J
+          ? store_chunk_by_tma<kEager + J>(s, map_c, pending.m0, pending.n0, consumer,
+                                           [&](std::uint8_t* chunk) { stage_packed_chunk<J>(chunk, pending.c); })
+          : void()),
+     ...);
+    if (pending.next < kChunks) ++pending.next;
+  }
+  static __device__ void store_next_chunk(Smem& s, const CUtensorMap* map_c, PendingC& pending, int consumer) {
+    store_next_chunk(s, map_c, pending, consumer, std::make_integer_sequence<int, kDeferred>());
+  }
+  static __device__ void store_pending(Smem& s, const CUtensorMap* map_c, PendingC& pending, int consumer) {
+#pragma unroll 1
+    while (pending.next < kChunks) store_next_chunk(s, map_c, pending, consumer);
   }
 
   /// The epilogue when C cannot take TMA (beta = 0): the same staged chunks, copied out row by
@@ -163,6 +207,7 @@ struct Kernel {
     const unsigned barrier_id = 1 + consumer;  // a named barrier for the consumer's 128 threads
     int it = 0;
     const int g = blockIdx.x / CLUSTER, units = sched.units(g);
+    PendingC pending;  // the previous tile's C, stored while this one accumulates (TMA store only)
     for (int i = 0; i < units; ++i) {
       const Unit u = sched.unit(g, i);
       const int m0 = u.m0 + rank * BM + row, n0 = u.n0;  // this consumer's 64 rows
@@ -177,12 +222,14 @@ struct Kernel {
           Mma::template mma<TileA::kTranspose, TileB::kTranspose>(acc, TileA::desc(s.stage[slot].a, row, kk),
                                                                   TileB::desc(s.stage[slot].b, 0, kk));
         wgmma_commit();
+        if constexpr (!C::SKINNY) store_next_chunk(s, map_c, pending, consumer);  // while the wgmmas run
         wgmma_wait<1>();
         if (kt > u.k_begin) release(s, it - 1);
       }
       wgmma_wait<0>();
       release(s, it - 1);
       fence_accumulators(acc);
+      if constexpr (!C::SKINNY) store_pending(s, map_c, pending, consumer);  // a tile shorter than its chunks
       if constexpr (C::STREAM_K) {
         if (u.park >= 0) {  // another cluster finishes this tile
           park_accumulators(mode.stream_k, handover_slot(u.park, rank, consumer), acc, barrier_id);
@@ -194,12 +241,13 @@ struct Kernel {
       if (mode.partials)
         store_partials<BN>(p, mode.partials + u.split * p.m * p.n, m0, n0, acc);
       else if (mode.tma_store)
-        store_by_tma(s, map_c, acc, m0, n0, consumer, p.alpha);
+        store_tile(s, map_c, acc, m0, n0, consumer, p.alpha, pending, std::make_integer_sequence<int, kEager>());
       else if (mode.staged_rows)
         store_by_rows(s, p, acc, m0, n0, consumer);
       else
         store_accumulators<BN>(p, m0, n0, acc);
     }
+    if constexpr (!C::SKINNY) store_pending(s, map_c, pending, consumer);
     if (mode.tma_store && threadIdx.x % 128 == 0) bulk_wait_all();
   }
 
