@@ -1,8 +1,8 @@
 // The persistent sm90 rung's work order (src/common/sm90/tile_schedule.h): every slice of every
 // tile is computed exactly once, by whole tiles, splits of K or stream-K pieces; each stream-K
 // tile is finished by the cluster holding its first slices, which takes exactly the sums the
-// other pieces park, from the next one or two clusters only, and parks come first in their runs,
-// so no cluster waits for one that is itself waiting.
+// other pieces park, from later clusters only (the next one or two when runs are at least half a
+// tile), and parks come first in their runs, so no cluster waits for one that is itself waiting.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -22,7 +22,7 @@ constexpr int kH200WideClusters = 66, kH200NarrowClusters = 132;
 template <typename S>
 S plan(std::int64_t m, std::int64_t n, std::int64_t k, int clusters) {
   const S one(m, n, k, 1, clusters, false);
-  if (wants_stream_k(one)) return S(m, n, k, 1, clusters, true);
+  if (k > 0 && (wants_stream_k(one) || wants_stream_k_for_few_tiles(one))) return S(m, n, k, 1, clusters, true);
   const S split(m, n, k, choose_splits(one), 1, false);
   const int grid = split.total < clusters ? split.total : clusters;
   return S(m, n, k, split.splits, grid, false);
@@ -67,7 +67,8 @@ void check_coverage(const S& s, const char* what) {
       EXPECT_TRUE(pieces[0].unit.park < 0 && pieces[0].unit.take_first < 0);
       continue;
     }
-    EXPECT_LE(pieces.size(), 3u) << "at most three runs share a tile";
+    const bool half_tile_runs = 2 * (s.sk_slices / s.clusters) >= s.slices;
+    if (half_tile_runs) EXPECT_LE(pieces.size(), 3u) << "at most three runs share a tile";
     std::set<int> parked;
     const Piece* owner = nullptr;
     for (const Piece& p : pieces) {
@@ -86,15 +87,15 @@ void check_coverage(const S& s, const char* what) {
     for (int w = owner->unit.take_first; w >= 0 && w <= owner->unit.take_last; ++w) taken.insert(w);
     EXPECT_EQ(taken, parked) << "the owner takes exactly the parked sums";
     EXPECT_EQ(owner->unit.take_first, owner->cluster + 1) << "waits point to the next clusters only";
-    EXPECT_LE(owner->unit.take_last, owner->cluster + 2);
+    if (half_tile_runs) EXPECT_LE(owner->unit.take_last, owner->cluster + 2);
   }
 }
 
 TEST(TileSchedule, WholeTilesAndSplitsCoverEverySliceOnce) {
   check_coverage(plan<Wide>(4096, 4096, 4096, kH200WideClusters), "4096^3");
   check_coverage(plan<Wide>(1000, 1000, 1000, kH200WideClusters), "1000^3");
-  check_coverage(plan<Wide>(100, 60, 30000, kH200WideClusters), "one tile, split K");
-  check_coverage(plan<Narrow>(128, 4096, 4096, kH200NarrowClusters), "narrow, split K");
+  check_coverage(Wide(100, 60, 30000, 66, 66, false), "one tile, 66 splits");
+  check_coverage(Narrow(128, 4096, 4096, 4, 128, false), "narrow, 4 splits");
   check_coverage(Wide(129, 127, 4093, 3, 5, false), "3 splits over 5 clusters");
   const Wide empty_k(4096, 4096, 0, 1, kH200WideClusters, false);  // K = 0 never launches, but plans
   EXPECT_EQ(empty_k.splits, 1);
@@ -114,6 +115,39 @@ TEST(TileSchedule, StreamKCoversEverySliceOnceAndPairsHandOvers) {
         }
 }
 
+// With at most half as many tiles as clusters, the tiles' slices are cut into as many runs as
+// clusters (in place of split-K): a tile may be shared by many runs, and its owner waits for all
+// of them, later clusters that park first.
+TEST(TileSchedule, FewTilesShareTheirSlicesAsStreamKRuns) {
+  struct Case {
+    std::int64_t m, n, k;
+  };
+  int shared = 0;
+  for (int clusters : {2, 7, 66, 132})
+    for (Case c : {Case{100, 60, 30000}, Case{1000, 1000, 1000}, Case{256, 4096, 4096}, Case{129, 127, 4093},
+                   Case{600, 300, 640}, Case{1, 1, 257}}) {
+      const Wide one(c.m, c.n, c.k, 1, clusters, false);
+      if (one.tiles * 2 > clusters) continue;  // enough tiles: whole tiles or the usual stream-K
+      const Wide s = plan<Wide>(c.m, c.n, c.k, clusters);
+      const std::string what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + ", " +
+                               std::to_string(clusters) + " clusters";
+      SCOPED_TRACE(what);
+      if (choose_splits(one) == 1 || one.tiles * one.slices < 2 * clusters) {
+        EXPECT_EQ(s.sk_slices, 0) << "too few slices to share";
+        continue;
+      }
+      ++shared;
+      EXPECT_EQ(s.dp_rounds, 0);
+      EXPECT_EQ(s.sk_slices, s.tiles * s.slices);
+      EXPECT_EQ(s.splits, 1);
+      check_coverage(s, what.c_str());
+    }
+  EXPECT_GE(shared, 9);
+  const Narrow narrow = plan<Narrow>(128, 4096, 4096, kH200NarrowClusters);  // 32 tiles of 64 slices
+  EXPECT_EQ(narrow.sk_slices, 32 * 64);
+  check_coverage(narrow, "128x4096x4096, narrow");
+}
+
 TEST(TileSchedule, StreamKOnlyWhereItPays) {
   auto sk = [](auto s) { return s.sk_slices > 0; };
   EXPECT_FALSE(sk(plan<Wide>(4096, 4096, 4096, kH200WideClusters))) << "last round 88% full";
@@ -129,6 +163,10 @@ TEST(TileSchedule, StreamKOnlyWhereItPays) {
   EXPECT_TRUE(sk(plan<Wide>(16900, 250, 1700, kH200WideClusters)));
   EXPECT_TRUE(sk(plan<Wide>(17100, 256, 1700, kH200WideClusters)));
   EXPECT_TRUE(sk(plan<Narrow>(100, 17024, 1600, kH200NarrowClusters)));
+  // Few tiles: stream-K in place of split-K.
+  EXPECT_TRUE(sk(plan<Wide>(1024, 1024, 1024, kH200WideClusters))) << "16 tiles";
+  EXPECT_TRUE(sk(plan<Narrow>(128, 4096, 4096, kH200NarrowClusters))) << "32 tiles";
+  EXPECT_FALSE(sk(plan<Wide>(256, 256, 64, kH200WideClusters))) << "one slice to share";
   // 2300×2800×3100: 99 tiles, a round of whole tiles, then 33 cut into runs of half a tile.
   const Wide three = plan<Wide>(2300, 2800, 3100, kH200WideClusters);
   EXPECT_EQ(three.dp_rounds, 1);

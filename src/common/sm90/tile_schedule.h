@@ -18,12 +18,15 @@ namespace hgemm::detail::sm90 {
 ///
 /// Stream-K (only with splits = 1): whole tiles go out that way for `dp_rounds` rounds; the tiles
 /// left — the last round's R tiles, or when R < G/2 those and one more round — are laid end to
-/// end, slice after slice, and cut into G runs of equal length, one per cluster. A run is at least
-/// half a tile long, so at most three runs share a tile: every run but the one holding the tile's
-/// first slices parks its sums (that is the run's first piece, so it parks early), and the one
-/// holding the first slices ends with the tile: it adds the parked sums in k order and writes C.
-/// Waits point from cluster g to g + 1 and g + 2 only, which park before they wait for anyone, so
-/// the grid makes progress whenever three of its clusters can be resident at once.
+/// end, slice after slice, and cut into G runs of equal length, one per cluster. Every run but the
+/// one holding a tile's first slices parks its sums (that is the run's first piece, so it parks
+/// early), and the one holding the first slices ends with the tile: it adds the parked sums in k
+/// order and writes C. Waits point from cluster g to later clusters only, which park before they
+/// wait for anyone. When there are more tiles than clusters a run is at least half a tile long, so
+/// at most three runs share a tile, waits point to g + 1 and g + 2 only, and the grid makes
+/// progress whenever three of its clusters can be resident at once. With at most half as many
+/// tiles as clusters (dp_rounds = 0, wants_stream_k_for_few_tiles) runs are shorter and a tile's
+/// owner may wait for many clusters: the grid is sized to what fits at once.
 template <int ROWS, int COLS, int GROUP, int BK>
 struct TileSchedule {
   int tile_rows, tiles_n, tiles, slices, per_split, splits, total;
@@ -40,7 +43,7 @@ struct TileSchedule {
         splits(slices > 0 ? (slices + per_split - 1) / per_split : 1),  // no empty split (K = 0: one)
         total(tiles * splits),
         clusters(clusters),
-        dp_rounds(stream_k ? tiles / clusters - (2 * (tiles % clusters) >= clusters ? 0 : 1) : 0),
+        dp_rounds(stream_k ? dp_rounds_for(tiles, clusters) : 0),
         sk_slices(stream_k ? (tiles - dp_rounds * clusters) * slices : 0) {}
 
   struct Unit {
@@ -48,6 +51,13 @@ struct TileSchedule {
     int park = -1;                        // stream-K: park the sums in this cluster's slot, write no C
     int take_first = -1, take_last = -1;  // stream-K: add the sums these clusters parked, then write C
   };
+
+  /// Rounds of whole tiles before stream-K: tiles / G, one fewer when the last round would be
+  /// less than half full (R = tiles % G < G/2), never below 0.
+  static HGEMM_HOST_DEVICE int dp_rounds_for(int tiles, int clusters) {
+    const int rounds = tiles / clusters - (2 * (tiles % clusters) >= clusters ? 0 : 1);
+    return rounds < 0 ? 0 : rounds;
+  }
 
   /// The units cluster g works through, in order.
   HGEMM_HOST_DEVICE int units(int g) const {
@@ -113,14 +123,29 @@ int choose_splits(const S& one) {
 /// 4096×4352×4096 +11 / +9% (88%, 64), 4096×3584×4096 +7 / +5% (61%, 64), 8192³ +1 / +1% (48%,
 /// 128); but 4096³ −2 / −5% (12%, 64), 8192×8192×1024 −1 / −3% (48%, 16), 4096×4352×512 −2 / −6%
 /// (88%, 8), and 1792×2048×4096 (56 tiles for 66 clusters) −8 / −15%: fewer tiles than clusters
-/// keep whole tiles (or split K).
+/// keep whole tiles (at most half as many: wants_stream_k_for_few_tiles).
 constexpr int kStreamKMinIdleSlices = 24;
+
 template <typename S>
 bool wants_stream_k(const S& one) {
   if (one.splits > 1 || one.tiles <= one.clusters) return false;
   if (4ll * one.clusters * one.slices * (one.clusters + 1) > INT_MAX) return false;  // run bounds in 32 bits
   const int idle = (one.clusters - one.tiles % one.clusters) % one.clusters;
   return static_cast<long long>(idle) * one.slices >= static_cast<long long>(kStreamKMinIdleSlices) * one.clusters;
+}
+
+/// Whether a problem with too few tiles to fill the GPU (one that choose_splits would split)
+/// shares its slices out as stream-K runs instead: the runs' sums meet through the hand-over, in
+/// the kernel, instead of partial sums in workspace and a second pass; each run is at least two
+/// slices. Measured on the H200 (µs, op nt, f16 / f32, split-K → stream-K, same run):
+/// 1024³ 29.9 / 30.1 → 19.7 / 24.8, 256×4096×4096 38.8 / 39.7 → 27.0 / 32.7, 128×4096×4096 24.1 /
+/// 24.4 → 21.2 / 22.6, 128×8192×8192 54.7 / 55.1 → 45.1 / 46.8, 512×2048×8192 48.6 / 49.8 →
+/// 38.2 / 44.9; the one loss, 96×4096×4096 22.2 / 22.8 → 22.4 / 23.8 (op nn 1% / 4%).
+template <typename S>
+bool wants_stream_k_for_few_tiles(const S& one) {
+  if (choose_splits(one) <= 1) return false;
+  if (4ll * one.clusters * one.slices * (one.tiles + 1) > INT_MAX) return false;  // run bounds in 32 bits
+  return static_cast<long long>(one.tiles) * one.slices >= 2ll * one.clusters;
 }
 
 }  // namespace hgemm::detail::sm90

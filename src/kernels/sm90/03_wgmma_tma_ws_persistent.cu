@@ -22,11 +22,12 @@
 //    the last tiles' slices are shared out evenly instead; a cluster that computed part of a tile
 //    parks its sums in workspace and the one that computed the tile's first slices adds them and
 //    writes C (common/sm90/tile_schedule.h says which, and when it pays).
-//  * Few tiles (decode-like shapes): K is split so that every SM streams; splits write fp32
-//    partial sums that one pass adds in a fixed order (deterministic), launched early (PDL). When
-//    M ≤ 64 (op(A) = N) the operands also swap roles, C^T = op(B)^T·op(A)^T: the long N runs along
-//    wgmma's 64-row M and the few rows of C along its N (16, 32 or 64), so no tensor work is spent
-//    on rows that do not exist.
+//  * Few tiles: all their slices are cut into stream-K runs, one per cluster, so that every SM
+//    streams and the runs' sums meet in the kernel. Decode-like shapes (M ≤ 64, op(A) = N) swap
+//    the operands, C^T = op(B)^T·op(A)^T: the long N runs along wgmma's 64-row M and the few rows
+//    of C along its N (16, 32 or 64), so no tensor work is spent on rows that do not exist; there
+//    K is split, and the splits' fp32 partial sums are added in a fixed order (deterministic) by a
+//    second pass, launched early (PDL), that writes C transposed.
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -336,13 +337,15 @@ Status launch_planned(const Problem& p, unsigned fit, cudaStream_t stream, std::
   return launch_kernel<With<C>::template Kernel>(p, shape, stream, message, plan);
 }
 
-/// Runs configuration C on p, with stream-K where it pays (tile_schedule.h: wants_stream_k).
+/// Runs configuration C on p, with stream-K where it pays (tile_schedule.h: wants_stream_k, and
+/// wants_stream_k_for_few_tiles in place of split-K).
 template <typename C>
 Status launch_config(const Problem& p, cudaStream_t stream, std::string* message) {
   const unsigned fit = clusters_that_fit<C>(message);
   if (fit == 0) return Status::CudaError;
   if constexpr (!C::SKINNY) {
-    if (p.k > 0 && wants_stream_k(whole_tiles<C>(p, static_cast<int>(fit))))
+    const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
+    if (p.k > 0 && (wants_stream_k(one) || wants_stream_k_for_few_tiles(one)))
       return launch_planned<WithStreamK<C>>(p, fit, stream, message);
   }
   return launch_planned<C>(p, fit, stream, message);
