@@ -246,7 +246,35 @@ std::vector<Case> build_stream_k_cases() {
   return cases;
 }
 
+// More tiles than the persistent sm90 rung has clusters, C stored by TMA (beta = 0, aligned,
+// N % 8 == 0), short K: each tile's last C chunks are stored while the CTA's next tile runs its
+// first slices, and flushed at the tile's end when K has fewer slices than chunks wait. On an
+// H200: 90 tiles of 256×256 over 66 clusters with one slice each; 72 tiles of four slices, the
+// last ragged; 132 tiles (two rounds exactly) of two slices, both operands MN-major; and 133 of
+// the single-CTA 128×128 tiles for 132 CTAs.
+std::vector<Case> build_many_tiles_cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b) -> Case& {
+    Case c;
+    c.m = m, c.n = n, c.k = k, c.op_a = op_a, c.op_b = op_b;
+    cases.push_back(c);
+    return cases.back();
+  };
+  add(2560, 2304, 64, Op::N, Op::T);
+  add(2304, 2048, 200, Op::N, Op::N).alpha = -1.5f;
+  add(1024, 8448, 128, Op::T, Op::T);
+  { Case& c = add(120, 17000, 96, Op::T, Op::N); c.fill = ref::Fill::SmallInts, c.exact = true; }
+  std::uint64_t seed = 5001;
+  for (Case& c : cases) c.seed = seed++;
+  return cases;
+}
+
 }  // namespace
+
+const std::vector<Case>& many_tiles_cases() {
+  static const std::vector<Case> cases = build_many_tiles_cases();
+  return cases;
+}
 
 const std::vector<Case>& stream_k_cases() {
   static const std::vector<Case> cases = build_stream_k_cases();

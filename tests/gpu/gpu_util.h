@@ -79,6 +79,10 @@ const std::vector<Case>& tile_choice_cases();
 /// three pieces, under every epilogue.
 const std::vector<Case>& stream_k_cases();
 
+/// More tiles than the persistent sm90 rung has clusters, short K, C by TMA: the stores of one
+/// tile's C overlap the next tile's first slices (and are flushed when K is shorter).
+const std::vector<Case>& many_tiles_cases();
+
 /// Odd leading dimensions and 2-byte-aligned pointers at sizes that take sm90 rung 03 through
 /// each of its epilogues (TMA store, rows copied with 16-byte stores, C read, split-K partial
 /// sums, the skinny path).

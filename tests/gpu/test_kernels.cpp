@@ -148,6 +148,7 @@ std::vector<Case> sm90_extra_cases() {
   std::vector<Case> cases = tile_choice_cases();
   cases.insert(cases.end(), odd_ld_cases().begin(), odd_ld_cases().end());
   cases.insert(cases.end(), stream_k_cases().begin(), stream_k_cases().end());
+  cases.insert(cases.end(), many_tiles_cases().begin(), many_tiles_cases().end());
   return cases;
 }
 INSTANTIATE_TEST_SUITE_P(Sm90, RaggedShapes, testing::ValuesIn(family_cases("sm90", INT64_MAX, sm90_extra_cases())),
