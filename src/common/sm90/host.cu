@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include "common/launch.cuh"
@@ -347,12 +349,23 @@ Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t st
 }
 
 Status set_smem_limit(const void* kernel, int bytes, std::string* message) {
+  static std::mutex mutex;
+  static std::set<std::tuple<const void*, int, int>> allowed;  // (kernel, device, bytes) already set
+  int device = 0;
+  cudaGetDevice(&device);
+  const auto key = std::make_tuple(kernel, device, bytes);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (allowed.count(key)) return Status::Success;
+  }
   if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
       err != cudaSuccess) {
     cudaGetLastError();
     *message = "cannot allow " + std::to_string(bytes) + " bytes of shared memory: " + cudaGetErrorString(err);
     return Status::CudaError;
   }
+  std::lock_guard<std::mutex> lock(mutex);
+  allowed.insert(key);
   return Status::Success;
 }
 

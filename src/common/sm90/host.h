@@ -68,7 +68,8 @@ cudaLaunchAttribute cluster_dims(int cluster);
 /// grid), cached per kernel and device; 0 with `message` set on error.
 unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message);
 
-/// Allows `kernel` `bytes` of dynamic shared memory.
+/// Allows `kernel` `bytes` of dynamic shared memory on the current device (once per kernel,
+/// device and size: later calls return at once, so launches do not pay for the attribute call).
 Status set_smem_limit(const void* kernel, int bytes, std::string* message);
 
 }  // namespace hgemm::detail::sm90
