@@ -228,13 +228,18 @@ std::vector<Case> build_odd_ld_cases() {
 // pieces); 2300×2800, 99 tiles, one round of whole tiles, then the last 33 cut into runs of half a
 // tile (a tile in three pieces); 100×17024, the single-CTA 128×128 tiles (133 for 132 CTAs).
 // Each epilogue follows the hand-over: C by TMA, C read (beta ≠ 0), C copied row by row.
+/// Appends a case of this shape and these ops to `cases`; returns it for the rest of its settings.
+Case& add_case(std::vector<Case>& cases, std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b) {
+  Case c;
+  c.m = m, c.n = n, c.k = k, c.op_a = op_a, c.op_b = op_b;
+  cases.push_back(c);
+  return cases.back();
+}
+
 std::vector<Case> build_stream_k_cases() {
   std::vector<Case> cases;
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b) -> Case& {
-    Case c;
-    c.m = m, c.n = n, c.k = k, c.op_a = op_a, c.op_b = op_b;
-    cases.push_back(c);
-    return cases.back();
+    return add_case(cases, m, n, k, op_a, op_b);
   };
   add(17000, 200, 1600, Op::N, Op::N);  // aligned, beta = 0: C by TMA
   { Case& c = add(2300, 2800, 3100, Op::N, Op::T); c.alpha = -0.5f, c.beta = 0.75f; }
@@ -255,10 +260,7 @@ std::vector<Case> build_stream_k_cases() {
 std::vector<Case> build_many_tiles_cases() {
   std::vector<Case> cases;
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b) -> Case& {
-    Case c;
-    c.m = m, c.n = n, c.k = k, c.op_a = op_a, c.op_b = op_b;
-    cases.push_back(c);
-    return cases.back();
+    return add_case(cases, m, n, k, op_a, op_b);
   };
   add(2560, 2304, 64, Op::N, Op::T);
   add(2304, 2048, 200, Op::N, Op::N).alpha = -1.5f;
