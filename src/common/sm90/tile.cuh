@@ -157,19 +157,27 @@ constexpr int kCChunkCols = 64, kCChunkBytes = 64 * kCChunkCols * 2;
 /// The byte of a staged chunk that holds (row r, column c).
 __device__ __forceinline__ int chunk_offset(int r, int c) { return r * kSwizzleRow + ((c / 8) ^ (r % 8)) * 16 + (c % 8) * 2; }
 
-/// Writes alpha × columns [64j, 64j + 64) of one warpgroup's m64nN accumulators into `chunk`.
-template <int N, typename Reg>
-__device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d, int j, float alpha) {
+/// Writes a chunk's 16 half2 pairs per thread into `chunk`: pair i (i = 2u + h) holds row
+/// 16·warp + lane/4 + 8h, columns 8u + 2(lane % 4) and the next (the wgmma D fragment's order).
+template <typename PairAt>
+__device__ __forceinline__ void stage_chunk_pairs(std::uint8_t* chunk, PairAt&& pair_at) {
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
 #pragma unroll
   for (int u = 0; u < 8; ++u)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float2 v = accumulator_pair(d, 2 * (8 * j + u) + h);
       const int r = warp * 16 + lane / 4 + 8 * h;
-      *reinterpret_cast<__half2*>(chunk + chunk_offset(r, 8 * u + 2 * (lane % 4))) =
-          __floats2half2_rn(alpha * v.x, alpha * v.y);
+      *reinterpret_cast<__half2*>(chunk + chunk_offset(r, 8 * u + 2 * (lane % 4))) = pair_at(2 * u + h);
     }
+}
+
+/// Writes alpha × columns [64j, 64j + 64) of one warpgroup's m64nN accumulators into `chunk`.
+template <int N, typename Reg>
+__device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d, int j, float alpha) {
+  stage_chunk_pairs(chunk, [&](int i) {
+    const float2 v = accumulator_pair(d, 16 * j + i);
+    return __floats2half2_rn(alpha * v.x, alpha * v.y);
+  });
 }
 
 /// CHUNKS 64-column chunks of one warpgroup's m64nN tile of C as they will be stored: alpha ×
@@ -194,14 +202,7 @@ __device__ __forceinline__ void pack_c(PackedC<CHUNKS>& c, const Reg* d, float a
 /// Writes packed chunk J (counted from the first packed one) into `chunk`, as stage_c_chunk would.
 template <int J, int CHUNKS>
 __device__ __forceinline__ void stage_packed_chunk(std::uint8_t* chunk, const PackedC<CHUNKS>& c) {
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-#pragma unroll
-  for (int u = 0; u < 8; ++u)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = warp * 16 + lane / 4 + 8 * h;
-      *reinterpret_cast<__half2*>(chunk + chunk_offset(r, 8 * u + 2 * (lane % 4))) = c.pair[2 * (8 * J + u) + h];
-    }
+  stage_chunk_pairs(chunk, [&](int i) { return c.pair[16 * J + i]; });
 }
 
 __device__ __forceinline__ __half chunk_half(const std::uint8_t* chunk, int r, int c) {
