@@ -171,18 +171,21 @@ __device__ __forceinline__ void stage_chunk_pairs(std::uint8_t* chunk, PairAt&& 
     }
 }
 
+/// Accumulator pair q scaled by alpha and rounded to half: what the TMA-store epilogue writes.
+template <typename Reg>
+__device__ __forceinline__ __half2 scaled_pair(const Reg* d, int q, float alpha) {
+  const float2 v = accumulator_pair(d, q);
+  return __floats2half2_rn(alpha * v.x, alpha * v.y);
+}
+
 /// Writes alpha × columns [64j, 64j + 64) of one warpgroup's m64nN accumulators into `chunk`.
 template <int N, typename Reg>
 __device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d, int j, float alpha) {
-  stage_chunk_pairs(chunk, [&](int i) {
-    const float2 v = accumulator_pair(d, 16 * j + i);
-    return __floats2half2_rn(alpha * v.x, alpha * v.y);
-  });
+  stage_chunk_pairs(chunk, [&](int i) { return scaled_pair(d, 16 * j + i, alpha); });
 }
 
-/// CHUNKS 64-column chunks of one warpgroup's m64nN tile of C as they will be stored: alpha ×
-/// accumulators, rounded to half (the values stage_c_chunk writes), in the accumulators' pair
-/// order. Half the registers of fp32 accumulators, so they can wait here to be stored while the
+/// CHUNKS 64-column chunks of one warpgroup's m64nN tile of C as they will be stored (scaled_pair,
+/// the values stage_c_chunk writes), in the accumulators' pair order. Half the registers of fp32 accumulators, so they can wait here to be stored while the
 /// next tile accumulates.
 template <int CHUNKS>
 struct PackedC {
@@ -193,10 +196,7 @@ struct PackedC {
 template <int FIRST, int CHUNKS, typename Reg>
 __device__ __forceinline__ void pack_c(PackedC<CHUNKS>& c, const Reg* d, float alpha) {
 #pragma unroll
-  for (int q = 0; q < 16 * CHUNKS; ++q) {
-    const float2 v = accumulator_pair(d, 16 * FIRST + q);
-    c.pair[q] = __floats2half2_rn(alpha * v.x, alpha * v.y);
-  }
+  for (int q = 0; q < 16 * CHUNKS; ++q) c.pair[q] = scaled_pair(d, 16 * FIRST + q, alpha);
 }
 
 /// Writes packed chunk J (counted from the first packed one) into `chunk`, as stage_c_chunk would.

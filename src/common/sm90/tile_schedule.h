@@ -83,7 +83,7 @@ struct TileSchedule {
   }
 
  private:
-  HGEMM_HOST_DEVICE int run_begin(int g) const { return g * sk_slices / clusters; }  // fits: wants_stream_k
+  HGEMM_HOST_DEVICE int run_begin(int g) const { return g * sk_slices / clusters; }  // fits: both wants_stream_k* check
 
   /// The cluster whose run holds stream-K slice x.
   HGEMM_HOST_DEVICE int run_holding(int x) const {
