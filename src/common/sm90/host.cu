@@ -296,7 +296,7 @@ Status encode_operand_maps(const Problem& p, TileShape shape, StreamWorkspace& w
   mode->tma_store = shape.c_tma_store && p.beta == 0.f && tma_readable(p.c, p.ldc) && p.n % 8 == 0;
   mode->staged_rows = shape.c_tma_store && p.beta == 0.f && !mode->tma_store;
   if (mode->tma_store) {
-    if (Status s = encode_box(&maps->c, p.c, p.n, p.m, p.ldc, kCChunkCols, 64, message); s != Status::Success) return s;
+    if (Status s = encode_box(&maps->c, p.c, p.n, p.m, p.ldc, kCChunkCols, kCStoreRows, message); s != Status::Success) return s;
   }
   Stored a{p.a, p.lda, a_mn_major(p) ? p.k : p.m, a_mn_major(p) ? p.m : p.k};
   Stored b{p.b, p.ldb, b_mn_major(p) ? p.k : p.n, b_mn_major(p) ? p.n : p.k};

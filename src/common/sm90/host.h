@@ -19,7 +19,7 @@ namespace hgemm::detail::sm90 {
 struct TileShape {
   int bm = 128, bn = 128;
   int a_parts = 1, b_parts = 1;
-  bool c_tma_store = false;  ///< the kernel can store C by TMA (64×64 boxes) when C allows it
+  bool c_tma_store = false;  ///< the kernel can store C by TMA (boxes of 16 rows × 64 columns) when C allows it
 };
 
 /// A's, B's and C's tensor maps, 128B-swizzled, boxes matching common/sm90/tile.cuh. `c` is

@@ -149,10 +149,12 @@ __device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_
   }
 }
 
-/// A C chunk staged for one TMA store: 64 rows × 64 columns of halves, rows of 128 bytes with
-/// the 128B swizzle of the C map (16-byte unit u of row r sits at u ^ (r % 8)), so that the eight
-/// rows a warp writes at once fall in different banks.
+/// A C chunk staged for TMA stores (one per warp's 16 rows, kCStoreRows): 64 rows × 64 columns
+/// of halves, rows of 128 bytes with the 128B swizzle of the C map (16-byte unit u of row r sits
+/// at u ^ (r % 8)), so that the eight rows a warp writes at once fall in different banks.
 constexpr int kCChunkCols = 64, kCChunkBytes = 64 * kCChunkCols * 2;
+/// Rows of a chunk one TMA store writes: a warp's own rows (each warp stages and stores its part).
+constexpr int kCStoreRows = 16;
 
 /// The byte of a staged chunk that holds (row r, column c).
 __device__ __forceinline__ int chunk_offset(int r, int c) { return r * kSwizzleRow + ((c / 8) ^ (r % 8)) * 16 + (c % 8) * 2; }
