@@ -180,10 +180,13 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
     const Operands st = stored_shapes(shape, opt.op_a, opt.op_b);
     const std::size_t a_n = st.a_rows * st.lda, b_n = st.b_rows * st.ldb, c_n = shape.m * st.ldc;
     const std::size_t set_bytes = 2 * (a_n + b_n + c_n);
-    // Rotate input sets until they cover twice the L2, so no launch finds its inputs cached.
+    // Each launch takes the next of `sets` input sets, so that between two launches on one set the
+    // others cover twice the L2 and no launch finds its inputs cached (up to 32 sets: problems
+    // smaller than 1/16 of the L2 are partly cached still).
     std::size_t free_b = 0, total_b = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-    int sets = static_cast<int>(std::min<std::size_t>(8, (2 * prop.l2CacheSize + set_bytes - 1) / std::max<std::size_t>(set_bytes, 1)));
+    int sets = static_cast<int>(std::min<std::size_t>(
+        32, 1 + (2 * prop.l2CacheSize + set_bytes - 1) / std::max<std::size_t>(set_bytes, 1)));
     sets = std::max(1, std::min<int>(sets, static_cast<int>(free_b / 2 / std::max<std::size_t>(set_bytes, 1))));
     std::vector<std::unique_ptr<DeviceBuffer>> as, bs, cs;
     for (int s = 0; s < sets; ++s) {
@@ -258,20 +261,23 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
         shape_rows.push_back(r);
       }
 
-      // Interleaved timing: every round launches each kernel once, in a rotating order, on the
-      // round's input set; all kernels get the same number of launches.
+      // Interleaved timing: every round launches each kernel once, in a rotating order, each
+      // launch on the next input set; all kernels get the same number of launches. (Until the
+      // tenth session a round's kernels shared one input set, and the second and third found B in
+      // L2: the decode shapes' medians swung by 20-30% with a kernel's place in the round.)
       const int nk = static_cast<int>(timed.size());
       std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(nk) * opt.iters);
       for (auto& e : events) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+      int launch = 0;  // launches so far: each takes the next input set
       for (int w = 0; w < opt.warmup; ++w)
-        for (int i = 0; i < nk; ++i) call(timed[i], accum, w % sets, cs[w % sets]->ptr);
+        for (int i = 0; i < nk; ++i, ++launch) call(timed[i], accum, launch % sets, cs[launch % sets]->ptr);
       for (int r = 0; r < opt.iters; ++r) {
         spin<<<1, 1>>>(2'000'000);
-        for (int j = 0; j < nk; ++j) {
+        for (int j = 0; j < nk; ++j, ++launch) {
           const int i = (j + r) % nk;
           cudaEvent_t* ev = &events[2 * (static_cast<std::size_t>(i) * opt.iters + r)];
           check_cuda(cudaEventRecord(ev[0]), "cudaEventRecord");
-          call(timed[i], accum, r % sets, cs[r % sets]->ptr);
+          call(timed[i], accum, launch % sets, cs[launch % sets]->ptr);
           check_cuda(cudaEventRecord(ev[1]), "cudaEventRecord");
         }
       }
