@@ -149,6 +149,24 @@ __device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_
   }
 }
 
+/// store_accumulators for the swapped problem p (C^T = op(B)^T·op(A)^T, so p's C is C^T): element
+/// (r, c) of p's tile goes to C(c, r). Each lane's column pair becomes two single halves in two
+/// rows of C; the 8 lanes sharing a column write 8 consecutive halves of its row.
+template <int N, typename Reg>
+__device__ __forceinline__ void store_accumulators_transposed(const Problem& p, std::int64_t row0, std::int64_t col0,
+                                                              const Reg* d) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
+#pragma unroll
+  for (int q = 0; q < N / 4; ++q) {
+    const float2 v = accumulator_pair(d, q);
+    const std::int64_t r = row + (q % 2) * 8, c = col + (q / 2) * 8;
+    if (r >= p.m) continue;
+    if (c < p.n) store_c_segment<1>(p.c + c * p.ldc + r, 1, &v.x, p.alpha, p.beta);
+    if (c + 1 < p.n) store_c_segment<1>(p.c + (c + 1) * p.ldc + r, 1, &v.y, p.alpha, p.beta);
+  }
+}
+
 /// A C chunk staged for TMA stores (one per warp's 16 rows, kCStoreRows): 64 rows × 64 columns
 /// of halves, rows of 128 bytes with the 128B swizzle of the C map (16-byte unit u of row r sits
 /// at u ^ (r % 8)), so that the eight rows a warp writes at once fall in different banks.

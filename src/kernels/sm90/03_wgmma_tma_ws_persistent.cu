@@ -26,9 +26,12 @@
 //  * Few tiles: all their slices are cut into stream-K runs, one per cluster, so that every SM
 //    streams and the runs' sums meet in the kernel. Decode-like shapes (M ≤ 64, op(A) = N) swap
 //    the operands, C^T = op(B)^T·op(A)^T: the long N runs along wgmma's 64-row M and the few rows
-//    of C along its N (16, 32 or 64), so no tensor work is spent on rows that do not exist; there
-//    K is split, and the splits' fp32 partial sums are added in a fixed order (deterministic) by a
-//    second pass, launched early (PDL), that writes C transposed.
+//    of C along its N (16, 32 or 64), so no tensor work is spent on rows that do not exist. With
+//    enough tiles the consumers write C^T transposed from their registers; with few, K is split,
+//    and the splits' fp32 partial sums are added in a fixed order (deterministic) by a second
+//    pass, launched early (PDL), that writes C transposed. (Stream-K runs instead of the splits
+//    were measured slower there: 1×4096×4096 16.3 → 19.5 µs, the hand-over waits at the end of
+//    runs that all end together, where the reduction pass overlaps the GEMM's drain.)
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -49,8 +52,9 @@ constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 constexpr int kSmemLimit = 227 * 1024;  // per block on sm_90
 
 /// A tile configuration: BN columns of C per CTA, clusters of CLUSTER CTAs along M (sharing B
-/// by multicast), STAGES ring slots; SKINNY: the kernel runs the swapped problem and always
-/// writes fp32 partial sums, which reduce_splits writes to C transposed; STREAM_K: the schedule
+/// by multicast), STAGES ring slots; SKINNY: the kernel runs the swapped problem and writes its
+/// C^T into C transposed, from registers (or as fp32 partial sums, which reduce_splits adds and
+/// writes transposed, when K is split); STREAM_K: the schedule
 /// shares the last tiles' K between clusters (a separate instantiation: the schedule's stream-K
 /// branches cost 2–4% at K = 128 where they are never taken).
 template <int BN_, int CLUSTER_, int STAGES_, bool SKINNY_, bool STREAM_K_ = false>
@@ -252,6 +256,8 @@ struct Kernel {
         store_tile(s, map_c, acc, m0, n0, consumer, p.alpha, pending, std::make_integer_sequence<int, kEager>());
       else if (mode.staged_rows)
         store_by_rows(s, p, acc, m0, n0, consumer);
+      else if (C::SKINNY)
+        store_accumulators_transposed<BN>(p, m0, n0, acc);
       else
         store_accumulators<BN>(p, m0, n0, acc);
     }
@@ -331,7 +337,7 @@ Status launch_planned(const Problem& p, unsigned fit, cudaStream_t stream, std::
         return 0;
       mode->stream_k = {static_cast<std::uint32_t*>(parked), static_cast<unsigned long long*>(flags), next_epoch()};
     }
-    if (C::SKINNY || sched.splits > 1) {  // skinny: C^T is written by the reduction, transposed
+    if (sched.splits > 1) {
       void* partials = nullptr;
       const std::size_t bytes = static_cast<std::size_t>(sched.splits) * p.m * p.n * sizeof(float);
       if (workspace.allocate(bytes, &partials, message) != Status::Success) return 0;
