@@ -184,6 +184,11 @@ std::vector<Case> build_tile_choice_cases() {
   // splits in parallel (as C, and as C^T on the skinny path).
   { Case& c = add(100, 60, 30000); c.op_b = Op::N, c.alpha = -1.f, c.beta = 0.5f; }
   add(16, 64, 65536);
+  // Few rows over a K split 4 and 3 ways on a 132-SM H200: rung 03's skinny path adds the splits
+  // with reduce_splits_columns_kernel, 64 rows of the swapped problem per block, and 4093 and 2500
+  // rows end mid-block.
+  { Case& c = add(7, 4093, 1000); c.alpha = -1.5f, c.beta = 0.5f; }
+  add(12, 2500, 777).op_b = Op::N;
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;
