@@ -127,8 +127,8 @@ struct Kernel {
   }
 
   /// The epilogue by TMA, one 64-column chunk at a time, each staged in shared memory (two
-  /// buffers per consumer, so staging one overlaps the store of the other) and stored by one
-  /// thread's TMA store. The last kDeferred chunks of a tile are stored while the next tile
+  /// buffers per consumer, so staging one overlaps the store of the other) and stored by TMA, one
+  /// store per warp (store_chunk_by_tma). The last kDeferred chunks of a tile are stored while the next tile
   /// accumulates: they are packed to halves (PackedC) and the consumer starts the next tile at
   /// once, staging one of them after each of that tile's slices is issued to the tensor cores.
   /// With fp32 accumulators, 256 columns and its ring, only half the tile fits in the consumer's
