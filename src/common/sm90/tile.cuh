@@ -130,23 +130,31 @@ __device__ __forceinline__ float2 accumulator_pair(const std::uint32_t* d, int q
   return __half22float2(h);
 }
 
-/// Writes one warpgroup's m64nN wgmma accumulators, whose tile starts at (row0, col0) of C.
-/// Fragment layout (PTX ISA, wgmma D for m64nNk16): warp w of the group owns rows 16w..16w+15;
-/// lane l holds, for each 8-column block j, the pairs at row 16w + l/4 (+ 8) and columns
-/// 8j + 2(l%4), +1 — pair q = 2j + (0 or 1 for the +8 row).
-/// Each column pair goes through store_c<2> (common/epilogue.cuh): one 4-byte store where C's
-/// address allows it, else two 2-byte ones.
-template <int N, typename Reg>
-__device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_t row0, std::int64_t col0, const Reg* d) {
+/// Calls f(r, c, v) for each accumulator pair this thread holds of one warpgroup's m64nN wgmma
+/// tile starting at (row0, col0): v = the values at (r, c) and (r, c + 1). Fragment layout (PTX
+/// ISA, wgmma D for m64nNk16): warp w of the group owns rows 16w..16w+15; lane l holds, for each
+/// 8-column block j, the pairs at row 16w + l/4 (+ 8) and columns 8j + 2(l%4), +1 — pair
+/// q = 2j + (0 or 1 for the +8 row). Skips the thread's pairs when its first row is past `rows`;
+/// f checks r against `rows` (the +8 row) and c against the columns itself.
+template <int N, typename Reg, typename F>
+__device__ __forceinline__ void for_each_accumulator_pair(std::int64_t rows, std::int64_t row0, std::int64_t col0,
+                                                          const Reg* d, F&& f) {
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
-  if (row >= p.m) return;  // and so is row + 8
+  if (row >= rows) return;  // and so is row + 8
 #pragma unroll
-  for (int q = 0; q < N / 4; ++q) {
-    const float2 v = accumulator_pair(d, q);
+  for (int q = 0; q < N / 4; ++q) f(row + (q % 2) * 8, col + (q / 2) * 8, accumulator_pair(d, q));
+}
+
+/// Writes one warpgroup's m64nN accumulators, whose tile starts at (row0, col0) of C. Each column
+/// pair goes through store_c<2> (common/epilogue.cuh): one 4-byte store where C's address allows
+/// it, else two 2-byte ones.
+template <int N, typename Reg>
+__device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_t row0, std::int64_t col0, const Reg* d) {
+  for_each_accumulator_pair<N>(p.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
     const float pair[2] = {v.x, v.y};
-    store_c<2>(p, row + (q % 2) * 8, col + (q / 2) * 8, pair);
-  }
+    store_c<2>(p, r, c, pair);
+  });
 }
 
 /// store_accumulators for the swapped problem p (C^T = op(B)^T·op(A)^T, so p's C is C^T): element
@@ -155,16 +163,11 @@ __device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_
 template <int N, typename Reg>
 __device__ __forceinline__ void store_accumulators_transposed(const Problem& p, std::int64_t row0, std::int64_t col0,
                                                               const Reg* d) {
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
-#pragma unroll
-  for (int q = 0; q < N / 4; ++q) {
-    const float2 v = accumulator_pair(d, q);
-    const std::int64_t r = row + (q % 2) * 8, c = col + (q / 2) * 8;
-    if (r >= p.m) continue;
+  for_each_accumulator_pair<N>(p.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+    if (r >= p.m) return;
     if (c < p.n) store_c_segment<1>(p.c + c * p.ldc + r, 1, &v.x, p.alpha, p.beta);
     if (c + 1 < p.n) store_c_segment<1>(p.c + (c + 1) * p.ldc + r, 1, &v.y, p.alpha, p.beta);
-  }
+  });
 }
 
 /// A C chunk staged for TMA stores (one per warp's 16 rows, kCStoreRows): 64 rows × 64 columns
@@ -273,17 +276,11 @@ __device__ __forceinline__ void copy_chunk_rows(const Problem& p, const std::uin
 template <int N, typename Reg>
 __device__ __forceinline__ void store_partials(const Problem& p, float* out, std::int64_t row0, std::int64_t col0,
                                                const Reg* d) {
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
-  if (row >= p.m) return;
-#pragma unroll
-  for (int q = 0; q < N / 4; ++q) {
-    const std::int64_t r = row + (q % 2) * 8, c = col + (q / 2) * 8;
-    if (r >= p.m || c >= p.n) continue;
-    const float2 v = accumulator_pair(d, q);
+  for_each_accumulator_pair<N>(p.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+    if (r >= p.m || c >= p.n) return;
     out[r * p.n + c] = v.x;
     if (c + 1 < p.n) out[r * p.n + c + 1] = v.y;
-  }
+  });
 }
 
 /// Where this thread's R accumulator registers sit in `slot` of the parking area: in 16-byte
