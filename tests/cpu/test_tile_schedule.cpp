@@ -7,6 +7,7 @@
 
 #include <map>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include "common/sm90/tile_schedule.h"
@@ -18,11 +19,15 @@ using Wide = TileSchedule<256, 256, 8, 64>;    // rung 03's 2-CTA clusters of 12
 using Narrow = TileSchedule<128, 128, 8, 64>;  // its single CTAs of 128×128 (M <= 128)
 
 constexpr int kH200WideClusters = 66, kH200NarrowClusters = 132;
+// Rung 03's longest few-tile stream-K runs (its max_run_slices): 16 slices wide, 24 narrow.
+template <typename S>
+constexpr int kMaxRunSlices = std::is_same_v<S, Wide> ? 16 : 24;
 
 template <typename S>
 S plan(std::int64_t m, std::int64_t n, std::int64_t k, int clusters) {
   const S one(m, n, k, 1, clusters, false);
-  if (k > 0 && (wants_stream_k(one) || wants_stream_k_for_few_tiles(one))) return S(m, n, k, 1, clusters, true);
+  if (k > 0 && (wants_stream_k(one) || wants_stream_k_for_few_tiles(one)))
+    return S(m, n, k, 1, stream_k_clusters(one, kMaxRunSlices<S>), true);
   const S split(m, n, k, choose_splits(one), 1, false);
   const int grid = split.total < clusters ? split.total : clusters;
   return S(m, n, k, split.splits, grid, false);
@@ -146,6 +151,44 @@ TEST(TileSchedule, FewTilesShareTheirSlicesAsStreamKRuns) {
   const Narrow narrow = plan<Narrow>(128, 4096, 4096, kH200NarrowClusters);  // 32 tiles of 64 slices
   EXPECT_EQ(narrow.sk_slices, 32 * 64);
   check_coverage(narrow, "128x4096x4096, narrow");
+}
+
+// Few tiles: each tile gets the same number of runs, the fewest of at most 24 (narrow) or 16
+// (wide) slices, at least 2, at most clusters / tiles; the other clusters stay idle. Every run lies
+// inside one tile (one unit, parked unless it holds the tile's first slices) and each tile's owner
+// takes the next runs' sums.
+TEST(TileSchedule, FewTilesRunInsideOneTile) {
+  struct Case {
+    std::int64_t m, n, k;
+    int runs_per_tile;
+  };
+  for (Case c : {Case{128, 4096, 4096, 3}, Case{128, 4096, 1024, 2}, Case{128, 8192, 8192, 2},
+                 Case{100, 1000, 3000, 2}, Case{100, 60, 30000, 20}, Case{128, 128, 65536, 43},
+                 Case{128, 640, 100000, 26}}) {
+    const std::string what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+    SCOPED_TRACE(what);
+    const Narrow one(c.m, c.n, c.k, 1, kH200NarrowClusters, false);
+    ASSERT_TRUE(wants_stream_k_for_few_tiles(one));
+    const Narrow s = plan<Narrow>(c.m, c.n, c.k, kH200NarrowClusters);
+    check_coverage(s, what.c_str());
+    ASSERT_EQ(s.clusters, one.tiles * c.runs_per_tile);
+    for (int g = 0; g < s.clusters; ++g) {
+      ASSERT_EQ(s.units(g), 1) << "cluster " << g;
+      const auto u = s.unit(g, 0);
+      const int j = g % c.runs_per_tile;
+      EXPECT_EQ(u.k_end - u.k_begin, s.slices * (j + 1) / c.runs_per_tile - s.slices * j / c.runs_per_tile);
+      EXPECT_GE(u.k_end - u.k_begin, 2);
+      if (j == 0) {
+        EXPECT_EQ(u.take_first, g + 1);
+        EXPECT_EQ(u.take_last, g + c.runs_per_tile - 1);
+      }
+    }
+  }
+  EXPECT_EQ(stream_k_clusters(Wide(1024, 1024, 1024, 1, kH200WideClusters, false), 16), 32) << "16 tiles, 2 runs";
+  EXPECT_EQ(stream_k_clusters(Wide(256, 4096, 4096, 1, kH200WideClusters, false), 16), 64) << "16 tiles, 4 runs";
+  EXPECT_EQ(stream_k_clusters(Wide(512, 2048, 8192, 1, kH200WideClusters, false), 16), 64) << "at most 66 / 16";
+  EXPECT_EQ(stream_k_clusters(Wide(4096, 4352, 4096, 1, kH200WideClusters, false), 16), kH200WideClusters)
+      << "more tiles than clusters: the usual stream-K";
 }
 
 TEST(TileSchedule, StreamKOnlyWhereItPays) {

@@ -148,4 +148,20 @@ bool wants_stream_k_for_few_tiles(const S& one) {
   return static_cast<long long>(one.tiles) * one.slices >= 2ll * one.clusters;
 }
 
+/// The clusters a stream-K schedule runs on, of the `one.clusters` that fit. With at most half as
+/// many tiles as clusters (wants_stream_k_for_few_tiles), each tile gets the same number r of runs
+/// and the other clusters stay idle: every run then lies inside one tile, so no run parks the end
+/// of one tile and then owns the next (whose hand-over waited for that park). r is the fewest runs
+/// of at most `max_run_slices` slices each (at least 2, at most clusters / tiles): each run past
+/// the first adds a hand-over to the tile's owner, which reads the parked sums one run after the
+/// other, while below a few dozen active SMs the runs no longer stream B at the DRAM's rate.
+/// Measured on the H200: kernels/sm90/03_wgmma_tma_ws_persistent.cu, max_run_slices.
+template <typename S>
+int stream_k_clusters(const S& one, int max_run_slices) {
+  if (one.tiles * 2 > one.clusters) return one.clusters;
+  const int by_length = (one.slices + max_run_slices - 1) / max_run_slices, most = one.clusters / one.tiles;
+  const int runs = by_length < 2 ? 2 : by_length > most ? most : by_length;
+  return one.tiles * runs;
+}
+
 }  // namespace hgemm::detail::sm90

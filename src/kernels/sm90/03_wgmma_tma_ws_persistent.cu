@@ -71,6 +71,19 @@ using Wide = Config<256, 2, 4, false>;
 /// with Wide; 96×4096×4096 22.1 / 23.7 against 27.7 / 28.9.
 using Narrow = Config<128, 1, 6, false>;
 constexpr int kNarrowMaxM = 128;
+/// The longest few-tile stream-K run worth a hand-over (tile_schedule.h: stream_k_clusters). A
+/// Narrow slice carries half the math of a Wide CTA's, so its runs are longer. Measured on the
+/// H200 (op nt, µs f16 / f32, three rounds; r runs per tile, against 132 runs of equal length
+/// that crossed tile boundaries): Narrow 128×4096×4096 (32 tiles of 64 slices) r = 4 20.1 / 21.4,
+/// r = 3 19.4 / 20.5, r = 2 20.4 / 21.7, against 21.9 / 24.3; 128×4096×1024 r = 4 13.5 / 15.0,
+/// r = 2 12.8 / 13.6, against 15.8 / 17.7; 128×2048×4096 (16 tiles) r = 8 18.1 / 20.8, r = 3
+/// 17.5 / 18.8; Wide 1024³ (16 tiles of 16 slices) r = 4 17.6 / 20.5, r = 2 17.0 / 18.5, against
+/// 20.0 / 23.4; 256×4096×4096 r = 4 25.2 / 29.0, r = 3 26.4 / 28.8, r = 2 31.4 / 32.7;
+/// 512×2048×8192 r = 4 34.9 / 38.6, r = 3 39.4 / 42.0, against 38.2 / 43.7.
+template <typename C>
+constexpr int max_run_slices() {
+  return C::BN == 256 ? 16 : 24;
+}
 template <int BN>
 using Skinny = Config<BN, 1, std::min(8, (kSmemLimit - 2048 - CONSUMERS * 2 * kCChunkBytes) / (BM * BK * 2 + BN * BK * 2)),
                       true>;
@@ -327,7 +340,8 @@ Status launch_planned(const Problem& p, unsigned fit, cudaStream_t stream, std::
   auto plan = [&](const void*, int, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
     const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
     const Schedule<C> sched(p.m, p.n, p.k, C::STREAM_K ? 1 : choose_splits(one), 1, false);
-    const int clusters = C::STREAM_K ? static_cast<int>(fit) : std::min(static_cast<int>(fit), sched.total);
+    const int clusters =
+        C::STREAM_K ? stream_k_clusters(one, max_run_slices<C>()) : std::min(static_cast<int>(fit), sched.total);
     mode->transposed = C::SKINNY;
     if (C::STREAM_K) {
       const std::size_t slots = static_cast<std::size_t>(clusters) * C::CLUSTER * CONSUMERS;
