@@ -23,15 +23,14 @@
 //    the last tiles' slices are shared out evenly instead; a cluster that computed part of a tile
 //    parks its sums in workspace and the one that computed the tile's first slices adds them and
 //    writes C (common/sm90/tile_schedule.h says which, and when it pays).
-//  * Few tiles: all their slices are cut into stream-K runs, one per cluster, so that every SM
-//    streams and the runs' sums meet in the kernel. Decode-like shapes (M ≤ 64, op(A) = N) swap
-//    the operands, C^T = op(B)^T·op(A)^T: the long N runs along wgmma's 64-row M and the few rows
-//    of C along its N (16, 32 or 64), so no tensor work is spent on rows that do not exist. With
-//    enough tiles the consumers write C^T transposed from their registers; with few, K is split,
-//    and the splits' fp32 partial sums are added in a fixed order (deterministic) by a second
-//    pass, launched early (PDL), that writes C transposed. (Stream-K runs instead of the splits
-//    were measured slower there: 1×4096×4096 16.3 → 19.5 µs, the hand-over waits at the end of
-//    runs that all end together, where the reduction pass overlaps the GEMM's drain.)
+//  * Few tiles: each tile's slices are cut into the same number of stream-K runs, each run inside
+//    one tile, and the runs' sums meet in the kernel (max_run_slices says how many runs).
+//    Decode-like shapes (M ≤ 64, op(A) = N) swap the operands, C^T = op(B)^T·op(A)^T: the long N
+//    runs along wgmma's 64-row M and the few rows of C along its N (16, 32 or 64), so no tensor
+//    work is spent on rows that do not exist. With enough tiles the consumers write C^T
+//    transposed from their registers; with few, M > 16 takes the stream-K runs too, and M ≤ 16
+//    splits K: the splits' fp32 partial sums are added in a fixed order (deterministic) by a
+//    second pass, launched early (PDL), that writes C transposed (kSkinnyStreamKMinColumns).
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -63,7 +62,7 @@ struct Config {
   static constexpr bool SKINNY = SKINNY_, STREAM_K = STREAM_K_;
 };
 template <typename C>
-using WithStreamK = Config<C::BN, C::CLUSTER, C::STAGES, false, true>;
+using WithStreamK = Config<C::BN, C::CLUSTER, C::STAGES, C::SKINNY, true>;
 using Wide = Config<256, 2, 4, false>;
 /// For M <= 128 (when the operands are not swapped): a pair of CTAs stacked along M would leave
 /// one idle, so single CTAs of 128×128 with a deeper ring, and twice the tiles to split K over.
@@ -84,6 +83,13 @@ template <typename C>
 constexpr int max_run_slices() {
   return C::BN == 256 ? 16 : 24;
 }
+/// The skinny path (M <= 64, operands swapped) with few tiles shares their slices as stream-K runs,
+/// as the other paths do, from 32 columns of the swapped problem up (M > 16); with 16 it keeps
+/// split-K and the column reduction (reduce_splits). Measured on the H200 (op nt, µs f16 / f32,
+/// three rounds, split-K → stream-K runs of at most 24 slices): 32×4096×4096 19.4 / 19.5 → 18.4
+/// / 18.4, 64×4096×4096 21.5 / 22.3 → 19.2 / 19.7; but 1×4096×4096 16.2 / 16.6 → 17.2 / 17.0,
+/// 4×4096×4096 16.6 / 16.6 → 17.4 / 17.3, 16×4096×4096 17.4 / 17.8 → 17.6 / 17.8.
+constexpr int kSkinnyStreamKMinColumns = 32;
 template <int BN>
 using Skinny = Config<BN, 1, std::min(8, (kSmemLimit - 2048 - CONSUMERS * 2 * kCChunkBytes) / (BM * BK * 2 + BN * BK * 2)),
                       true>;
@@ -370,9 +376,9 @@ template <typename C>
 Status launch_config(const Problem& p, cudaStream_t stream, std::string* message) {
   const unsigned fit = clusters_that_fit<C>(message);
   if (fit == 0) return Status::CudaError;
-  if constexpr (!C::SKINNY) {
+  if constexpr (!C::SKINNY || C::BN >= kSkinnyStreamKMinColumns) {
     const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
-    if (p.k > 0 && (wants_stream_k(one) || wants_stream_k_for_few_tiles(one)))
+    if (p.k > 0 && ((!C::SKINNY && wants_stream_k(one)) || wants_stream_k_for_few_tiles(one)))
       return launch_planned<WithStreamK<C>>(p, fit, stream, message);
   }
   return launch_planned<C>(p, fit, stream, message);
