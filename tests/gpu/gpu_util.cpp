@@ -180,8 +180,9 @@ std::vector<Case> build_tile_choice_cases() {
   add(128, 4100, 300).beta = 0.5f;
   { Case& c = add(64, 4000, 1500); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
   { Case& c = add(100, 3000, 2000); c.alpha = -0.5f, c.ldb_pad = 5; }
-  // One tile of C over a long K: rung 03 splits K 117 and 128 ways, and the reduction sums the
-  // splits in parallel (as C, and as C^T on the skinny path).
+  // One tile of C over a long K: rung 03 shares its slices between 20 stream-K runs (100 rows)
+  // and, on the skinny path (16 rows), splits K 128 ways, the reduction summing the splits in
+  // parallel as C^T.
   { Case& c = add(100, 60, 30000); c.op_b = Op::N, c.alpha = -1.f, c.beta = 0.5f; }
   add(16, 64, 65536);
   // Few rows over a K split 4 and 3 ways on a 132-SM H200: rung 03's skinny path adds the splits
@@ -189,6 +190,9 @@ std::vector<Case> build_tile_choice_cases() {
   // rows end mid-block.
   { Case& c = add(7, 4093, 1000); c.alpha = -1.5f, c.beta = 0.5f; }
   add(12, 2500, 777).op_b = Op::N;
+  // 17-64 rows over few tiles: rung 03's skinny path shares the slices of the swapped problem's
+  // 24 tiles of 128×32 as stream-K runs, 2 per tile, and writes C^T from the owners' registers.
+  { Case& c = add(24, 3000, 2000); c.alpha = 0.75f, c.beta = -1.f; }
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;
