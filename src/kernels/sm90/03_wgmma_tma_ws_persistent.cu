@@ -339,15 +339,14 @@ unsigned clusters_that_fit(std::string* message) {
   return resident_clusters(fn, THREADS, K::kSmemBytes, C::CLUSTER, message);
 }
 
-/// Runs configuration C on p (for a skinny configuration, p is the swapped problem), with `fit`
-/// clusters resident at once.
+/// Runs configuration C on p (for a skinny configuration, p is the swapped problem); `one` is its
+/// schedule of whole tiles over the clusters that fit at once.
 template <typename C>
-Status launch_planned(const Problem& p, unsigned fit, cudaStream_t stream, std::string* message) {
+Status launch_planned(const Problem& p, const Schedule<C>& one, cudaStream_t stream, std::string* message) {
   auto plan = [&](const void*, int, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
-    const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
     const Schedule<C> sched(p.m, p.n, p.k, C::STREAM_K ? 1 : choose_splits(one), 1, false);
     const int clusters =
-        C::STREAM_K ? stream_k_clusters(one, max_run_slices<C>()) : std::min(static_cast<int>(fit), sched.total);
+        C::STREAM_K ? stream_k_clusters(one, max_run_slices<C>()) : std::min(one.clusters, sched.total);
     mode->transposed = C::SKINNY;
     if (C::STREAM_K) {
       const std::size_t slots = static_cast<std::size_t>(clusters) * C::CLUSTER * CONSUMERS;
@@ -376,12 +375,12 @@ template <typename C>
 Status launch_config(const Problem& p, cudaStream_t stream, std::string* message) {
   const unsigned fit = clusters_that_fit<C>(message);
   if (fit == 0) return Status::CudaError;
+  const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
   if constexpr (!C::SKINNY || C::BN >= kSkinnyStreamKMinColumns) {
-    const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
     if (p.k > 0 && ((!C::SKINNY && wants_stream_k(one)) || wants_stream_k_for_few_tiles(one)))
-      return launch_planned<WithStreamK<C>>(p, fit, stream, message);
+      return launch_planned<WithStreamK<C>>(p, one, stream, message);
   }
-  return launch_planned<C>(p, fit, stream, message);
+  return launch_planned<C>(p, one, stream, message);
 }
 
 /// The problem with A and B swapped: C^T = op(B)^T·op(A)^T, for op(A) = N.
