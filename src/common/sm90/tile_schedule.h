@@ -153,9 +153,9 @@ bool wants_stream_k_for_few_tiles(const S& one) {
 /// and the other clusters stay idle: every run then lies inside one tile, so no run parks the end
 /// of one tile and then owns the next (whose hand-over waited for that park). r is the fewest runs
 /// of at most `max_run_slices` slices each (at least 2, at most clusters / tiles): each run past
-/// the first adds a hand-over to the tile's owner, which reads the parked sums one run after the
-/// other, while below a few dozen active SMs the runs no longer stream B at the DRAM's rate.
-/// Measured on the H200: kernels/sm90/03_wgmma_tma_ws_persistent.cu, max_run_slices.
+/// the first adds a parked set that the tile's owner reads after the others, while each run fewer
+/// leaves more SMs idle. Measured on the H200: kernels/sm90/03_wgmma_tma_ws_persistent.cu,
+/// max_run_slices.
 template <typename S>
 int stream_k_clusters(const S& one, int max_run_slices) {
   if (one.tiles * 2 > one.clusters) return one.clusters;

@@ -72,8 +72,8 @@ using Narrow = Config<128, 1, 6, false>;
 constexpr int kNarrowMaxM = 128;
 /// The longest few-tile stream-K run worth a hand-over (tile_schedule.h: stream_k_clusters). A
 /// Narrow slice carries half the math of a Wide CTA's, so its runs are longer. Measured on the
-/// H200 (op nt, µs f16 / f32, three rounds; r runs per tile, against 132 runs of equal length
-/// that crossed tile boundaries): Narrow 128×4096×4096 (32 tiles of 64 slices) r = 4 20.1 / 21.4,
+/// H200 (op nt, µs f16 / f32, three rounds; r runs per tile, against one run per cluster that
+/// fits, of equal length, crossing tile boundaries): Narrow 128×4096×4096 (32 tiles of 64 slices) r = 4 20.1 / 21.4,
 /// r = 3 19.4 / 20.5, r = 2 20.4 / 21.7, against 21.9 / 24.3; 128×4096×1024 r = 4 13.5 / 15.0,
 /// r = 2 12.8 / 13.6, against 15.8 / 17.7; 128×2048×4096 (16 tiles) r = 8 18.1 / 20.8, r = 3
 /// 17.5 / 18.8; Wide 1024³ (16 tiles of 16 slices) r = 4 17.6 / 20.5, r = 2 17.0 / 18.5, against
