@@ -410,7 +410,7 @@ bool auto_suits(const Problem& p) { return p.m <= kNarrowMaxM || !sm90::few_tile
 
 const KernelEntry& entry_sm90_wgmma_tma_ws_persistent() {
   static const KernelEntry e{{"sm90.wgmma_tma_ws_persistent", "sm90", 3,
-                              "persistent, grouped tile order, 2-CTA clusters multicasting B, C by TMA store; split-K for few tiles",
+                              "persistent, grouped tile order, 2-CTA clusters multicasting B, C by TMA store; stream-K for few tiles and a ragged last round",
                               90, 90, kAllOps, kBothAccums, 1, false},
                              &sm90_wgmma_tma_ws_persistent::launch, /*auto_priority=*/22,
                              &sm90::supports, &sm90_wgmma_tma_ws_persistent::auto_suits};
