@@ -7,6 +7,7 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -189,6 +190,40 @@ TEST(TileSchedule, FewTilesRunInsideOneTile) {
   EXPECT_EQ(stream_k_clusters(Wide(512, 2048, 8192, 1, kH200WideClusters, false), 16), 64) << "at most 66 / 16";
   EXPECT_EQ(stream_k_clusters(Wide(4096, 4352, 4096, 1, kH200WideClusters, false), 16), kH200WideClusters)
       << "more tiles than clusters: the usual stream-K";
+}
+
+// Cluster split-K (single-CTA tiles, few of them): as many splits as the SMs allow per tile, each
+// at least 2 slices, at most the portable cluster size, else another path. The kernel takes its
+// split from the schedule and the cluster's CTA rank from blockIdx.x % splits: with one CTA per
+// unit, the two must agree, and every CTA has exactly one unit.
+TEST(TileSchedule, ClusterSplitsOneTilePerCluster) {
+  EXPECT_EQ(choose_cluster_splits(Narrow(128, 4096, 4096, 1, kH200NarrowClusters, false)), 4) << "32 tiles";
+  EXPECT_EQ(choose_cluster_splits(Narrow(128, 2048, 4096, 1, kH200NarrowClusters, false)), 8) << "16 tiles";
+  EXPECT_EQ(choose_cluster_splits(Narrow(100, 3000, 2000, 1, kH200NarrowClusters, false)), 5) << "24 tiles";
+  EXPECT_EQ(choose_cluster_splits(Narrow(120, 3000, 520, 1, kH200NarrowClusters, false)), 4) << "9 slices";
+  EXPECT_EQ(choose_cluster_splits(Narrow(128, 1024, 4096, 1, kH200NarrowClusters, false)), 0) << "16 per tile fit";
+  EXPECT_EQ(choose_cluster_splits(Narrow(128, 8576, 4096, 1, kH200NarrowClusters, false)), 0) << "67 tiles";
+  EXPECT_EQ(choose_cluster_splits(Narrow(128, 4096, 128, 1, kH200NarrowClusters, false)), 0) << "2 slices";
+  EXPECT_EQ(choose_cluster_splits(Narrow(100, 60, 30000, 1, kH200NarrowClusters, false)), 0) << "one deep tile";
+  struct Case {
+    std::int64_t m, n, k;
+    int wanted, splits;
+  };
+  for (Case c : {Case{128, 4096, 4096, 3, 3}, Case{120, 3000, 520, 4, 3}, Case{100, 3000, 2000, 5, 5},
+                 Case{128, 2048, 4096, 8, 8}, Case{7, 300, 200, 3, 2}}) {
+    const std::string what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+    SCOPED_TRACE(what);
+    const Narrow splits(c.m, c.n, c.k, c.wanted, 1, false);
+    ASSERT_EQ(splits.splits, c.splits) << "no empty split";
+    const Narrow s(c.m, c.n, c.k, c.wanted, splits.total, false);  // the grid: one CTA per split
+    check_coverage(s, what.c_str());
+    for (int g = 0; g < s.clusters; ++g) {
+      ASSERT_EQ(s.units(g), 1);
+      const auto u = s.unit(g, 0);
+      EXPECT_EQ(u.split, g % s.splits) << "CTA " << g << ": its split is its rank in a cluster of " << s.splits;
+      EXPECT_EQ(u.m0 / 128 * s.tiles_n + u.n0 / 128, g / s.splits) << "one tile per cluster";
+    }
+  }
 }
 
 TEST(TileSchedule, StreamKOnlyWhereItPays) {

@@ -185,14 +185,21 @@ std::vector<Case> build_tile_choice_cases() {
   // parallel as C^T.
   { Case& c = add(100, 60, 30000); c.op_b = Op::N, c.alpha = -1.f, c.beta = 0.5f; }
   add(16, 64, 65536);
-  // Few rows over a K split 4 and 3 ways on a 132-SM H200: rung 03's skinny path adds the splits
-  // with reduce_splits_columns_kernel, 64 rows of the swapped problem per block, and 4093 and 2500
-  // rows end mid-block.
+  // Few rows over a K split 3 and 6 ways on a 132-SM H200: rung 03's skinny path runs each tile's
+  // splits as one cluster, which adds them in distributed shared memory and writes C transposed;
+  // 4093 and 2500 rows end mid-tile (16×64×65536 here and the odd-ld 16×1000×3000 keep split-K and
+  // reduce_splits_columns_kernel).
   { Case& c = add(7, 4093, 1000); c.alpha = -1.5f, c.beta = 0.5f; }
   add(12, 2500, 777).op_b = Op::N;
   // 17-64 rows over few tiles: rung 03's skinny path shares the slices of the swapped problem's
   // 24 tiles of 128×32 as stream-K runs, 2 per tile, and writes C^T from the owners' registers.
   { Case& c = add(24, 3000, 2000); c.alpha = 0.75f, c.beta = -1.f; }
+  // Single-CTA tiles (128×128, op(A) = T keeps 64 rows off the skinny path) a quarter of the SMs
+  // or fewer: rung 03 runs each tile's splits of K as one cluster, which adds them up in
+  // distributed shared memory. 16 tiles in clusters of 8, C read with an odd ldc; 24 tiles whose
+  // 9 slices make 3 splits of 3 where 4 were asked, each CTA writing a third of the tile's rows.
+  { Case& c = add(64, 2000, 1000); c.op_a = Op::T, c.op_b = Op::N, c.alpha = 1.5f, c.beta = -0.5f, c.ldc_pad = 3; }
+  { Case& c = add(120, 3000, 520); c.op_b = Op::N, c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;

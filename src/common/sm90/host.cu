@@ -390,12 +390,16 @@ cudaLaunchAttribute cluster_dims(int cluster) {
 
 unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message) {
   static std::mutex mutex;
-  static std::map<std::pair<const void*, int>, unsigned> cache;
+  static std::map<std::tuple<const void*, int, int>, unsigned> cache;  // (kernel, device, cluster)
   int device = 0;
   cudaGetDevice(&device);
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find({kernel, device});
-  if (it != cache.end()) return it->second;
+  const std::string cannot = "cannot place a cluster of " + std::to_string(cluster) + " CTAs: ";
+  auto it = cache.find({kernel, device, cluster});
+  if (it != cache.end()) {
+    if (it->second == 0) *message = cannot + "occupancy is 0";
+    return it->second;
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(cluster);
   config.blockDim = dim3(threads);
@@ -406,11 +410,11 @@ unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int 
   int clusters = 0;
   if (cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); err != cudaSuccess || clusters < 1) {
     cudaGetLastError();
-    *message = std::string("cannot place a cluster of ") + std::to_string(cluster) + " CTAs: " +
-               (err != cudaSuccess ? cudaGetErrorString(err) : "occupancy is 0");
+    *message = cannot + (err != cudaSuccess ? cudaGetErrorString(err) : "occupancy is 0");
+    if (err == cudaSuccess) cache[{kernel, device, cluster}] = 0;  // asked again, the answer is the same
     return 0;
   }
-  return cache[{kernel, device}] = static_cast<unsigned>(clusters);
+  return cache[{kernel, device, cluster}] = static_cast<unsigned>(clusters);
 }
 
 }  // namespace hgemm::detail::sm90

@@ -65,7 +65,7 @@ Status reduce_splits(const Problem& p, const EpilogueMode& mode, cudaStream_t st
 cudaLaunchAttribute cluster_dims(int cluster);
 
 /// Clusters of `cluster` CTAs of `kernel` that fit on the GPU at once (the persistent rungs'
-/// grid), cached per kernel and device; 0 with `message` set on error.
+/// grid), cached per kernel, device and cluster size; 0 with `message` set on error.
 unsigned resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster, std::string* message);
 
 /// Allows `kernel` `bytes` of dynamic shared memory on the current device (once per kernel,

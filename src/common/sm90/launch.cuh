@@ -35,7 +35,8 @@ Status dispatch_kernel(const Problem& p, F&& f) {
 /// Launches kernel_entry<KernelT<…>>(p, maps of A, B, C, epilogue mode) with KernelT<…>::kThreads threads and
 /// kSmemBytes of shared memory; `plan(kernel, smem, &mode, workspace)` returns the grid size
 /// and may turn on split-K in `mode` (taking its partial sums from `workspace`) (0: error, with
-/// `message` set). A kernel whose kClusterSize > 1 runs in clusters of that many CTAs along x.
+/// `message` set). A kernel whose kClusterSize > 1 runs in clusters of that many CTAs along x, and
+/// so does a plan that sets mode.cluster_splits > 1 (cluster split-K) in clusters of that many.
 template <template <bool, bool, typename> class KernelT, typename Plan>
 Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std::string* message, Plan plan) {
   if (p.k == 0) return scale_c(p, stream, message);
@@ -55,8 +56,9 @@ Status launch_kernel(const Problem& p, TileShape shape, cudaStream_t stream, std
     config.blockDim = dim3(K::kThreads);
     config.dynamicSmemBytes = K::kSmemBytes;
     config.stream = stream;
-    cudaLaunchAttribute cluster[1] = {cluster_dims(K::kClusterSize)};
-    if (K::kClusterSize > 1) {
+    const int cluster_size = mode.cluster_splits > 1 ? mode.cluster_splits : K::kClusterSize;
+    cudaLaunchAttribute cluster[1] = {cluster_dims(cluster_size)};
+    if (cluster_size > 1) {
       config.attrs = cluster;
       config.numAttrs = 1;
     }

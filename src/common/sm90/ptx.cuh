@@ -211,6 +211,23 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 
+/// The 4 floats at the same shared-memory offset as `local` in cluster CTA `cta` (distributed
+/// shared memory: `cta` may be this CTA). Valid between two cluster_syncs that bracket the peer's
+/// writes and the end of its reads.
+__device__ __forceinline__ float4 load_float4_from_cluster_cta(const void* local, unsigned cta) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#ifdef HGEMM_SM90A
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(shared_address(local)), "r"(cta)
+      : "memory");
+#endif
+  return v;
+}
+
 /// A 64-bit flag in global memory, read with acquire and written with release semantics at GPU
 /// scope: one CTA hands data to another (stream-K). The usual pattern: the writers store, meet
 /// at a barrier, and one of them releases the flag; one reader acquires it, then the readers meet

@@ -11,12 +11,14 @@
 
 #include <cuda_fp16.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstring>
 
 #include "common/epilogue.cuh"
 #include "common/problem.h"
 #include "common/sm90/ptx.cuh"
+#include "common/sm90/tile_schedule.h"
 #include "common/vec.cuh"
 
 namespace hgemm::detail::sm90 {
@@ -109,6 +111,9 @@ __device__ __forceinline__ S& aligned_smem() {
 /// partials[split][M][N] instead of C, and reduce_splits (host.h) adds them in split order and
 /// writes C (`transposed`: the kernel ran the swapped problem, C^T).
 /// `stream_k` — some tiles' K is shared by two CTAs, which hand partial sums over (StreamKHandover).
+/// `cluster_splits` — the `splits` splits of each tile run as one cluster, split s on the
+/// cluster's CTA s, and their sums meet in distributed shared memory (add_staged_splits): no
+/// workspace and no second pass.
 struct StreamKHandover {
   std::uint32_t* parked = nullptr;        ///< per slot: the parked accumulators, [register][thread]
   unsigned long long* flags = nullptr;    ///< per slot: `epoch` once the slot's sums are parked
@@ -121,6 +126,7 @@ struct EpilogueMode {
   int splits = 1;
   bool transposed = false;
   StreamKHandover stream_k;  ///< on when stream_k.parked is set
+  int cluster_splits = 1;    ///< > 1: the splits of a tile add up inside its cluster
 };
 
 __device__ __forceinline__ float2 accumulator_pair(const float* d, int q) { return make_float2(d[2 * q], d[2 * q + 1]); }
@@ -345,6 +351,61 @@ __device__ __forceinline__ void add_parked_accumulators(const StreamKHandover& h
       add_parked(d[4 * (j0 + j) + 1], v[j].y);
       add_parked(d[4 * (j0 + j) + 2], v[j].z);
       add_parked(d[4 * (j0 + j) + 3], v[j].w);
+    }
+  }
+}
+
+/// An fp32 tile of N columns staged in shared memory for the cluster's split-K sum: rows of N
+/// floats, whose 16-byte units are XOR-swizzled by the row (unit u of row r at u ^ (r % 8), or
+/// r % 4 with 4 units a row), so that a warp's fragment pairs (8 rows) and its float4 reads
+/// (along a row, or down 8 rows) fall in different banks. The float index of (r, c).
+template <int N>
+__device__ __forceinline__ int staged_float_index(int r, int c) {
+  constexpr int kUnits = N / 4, kMask = kUnits >= 8 ? 7 : kUnits - 1;
+  return r * N + ((c / 4) ^ (r & kMask)) * 4 + c % 4;
+}
+
+/// Writes one warpgroup's m64nN accumulators (as floats) into rows row0..row0+63 of the staged
+/// tile.
+template <int N, typename Reg>
+__device__ __forceinline__ void stage_accumulators(float* tile, int row0, const Reg* d) {
+  for_each_accumulator_pair<N>(INT32_MAX, row0, 0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+    *reinterpret_cast<float2*>(tile + staged_float_index<N>(static_cast<int>(r), static_cast<int>(c))) = v;
+  });
+}
+
+/// The end of a cluster split-K tile (EpilogueMode::cluster_splits): every CTA of the cluster has
+/// staged its split's sums of the ROWS×N tile at (m0, n0) at the same place in its shared memory
+/// (stage_accumulators, then a cluster_sync). Split `rank` writes rows [rank·ROWS/splits,
+/// (rank+1)·ROWS/splits) of the tile: each element is the sum of the splits' values in split
+/// order (the same sum whatever the timing), then alpha and beta, then C. `thread` of `threads`
+/// share the work, a float4 each. TRANSPOSED: p is the swapped problem, and (r, c) of its tile
+/// goes to C(c, r); consecutive threads then take consecutive rows, which are C's contiguous
+/// columns.
+template <int ROWS, int N, bool TRANSPOSED>
+__device__ __forceinline__ void add_staged_splits(const Problem& p, const float* tile, std::int64_t m0,
+                                                  std::int64_t n0, int rank, int splits, int thread, int threads) {
+  constexpr int kUnits = N / 4;
+  const int first = rank * ROWS / splits, rows = (rank + 1) * ROWS / splits - first;
+  for (int i = thread; i < rows * kUnits; i += threads) {
+    const int r = first + (TRANSPOSED ? i % rows : i / kUnits), u = TRANSPOSED ? i / rows : i % kUnits;
+    const std::int64_t row = m0 + r, col = n0 + 4 * u;
+    if (row >= p.m || col >= p.n) continue;
+    const float* at = tile + staged_float_index<N>(r, 4 * u);
+    float v[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int s = 0; s < kMaxClusterSplits; ++s) {
+      if (s < splits) {
+        const float4 x = load_float4_from_cluster_cta(at, s);
+        v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+      }
+    }
+    if constexpr (TRANSPOSED) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (col + k < p.n) store_c_segment<1>(p.c + (col + k) * p.ldc + row, 1, &v[k], p.alpha, p.beta);
+    } else {
+      store_c<4>(p, row, col, v);
     }
   }
 }

@@ -115,6 +115,28 @@ int choose_splits(const S& one) {
   return splits < 1 ? 1 : splits > kMaxSplits ? kMaxSplits : splits;
 }
 
+/// Cluster split-K (EpilogueMode::cluster_splits), for C with too few tiles to fill the GPU: the
+/// splits of each tile run as one cluster, at most kMaxClusterSplits CTAs (the portable cluster
+/// size), and their sums meet in distributed shared memory at the end, with no workspace, flags
+/// or second pass. Splits: as many as the SMs allow per tile, each at least 2 slices deep; 0 (not
+/// this way) when C has enough tiles, or when both would allow more than kMaxClusterSplits
+/// (deep K over very few tiles: split-K or stream-K spread it wider).
+/// Measured on the H200 (op nt, µs f16 / f32, three rounds, the earlier path → cluster split-K):
+/// 128×2048×4096 (16 tiles, 8 splits) 17.4 / 18.8 → 15.3 / 15.8, 100×3000×2000 (24 tiles, 5)
+/// 15.4 / 16.1 → 14.5 / 14.5, 64×2000×1000 (skinny, 16 tiles, 8) 13.1 / 13.0 → 12.7 / 12.7,
+/// 16×4096×4096 (skinny, split-K before, 3 splits: 32 clusters of 4 do not all fit) 17.3 / 17.5 →
+/// 16.8 / 16.9; but against few-tile stream-K, 3 splits lose: 128×4096×4096 19.5 / 20.5 → 19.9 /
+/// 20.3, 128×4096×1024 12.8 / 13.7 → 13.5 / 14.0, 64×4096×4096 19.2 / 19.7 → 19.8 / 20.0, so
+/// there the cluster path needs kMinClusterSplits.
+constexpr int kMaxClusterSplits = 8, kMinClusterSplits = 4;
+template <typename S>
+int choose_cluster_splits(const S& one) {
+  if (one.tiles * 2 > one.clusters) return 0;
+  const int by_gpu = one.clusters / one.tiles, by_depth = one.slices / 2;
+  const int splits = by_gpu < by_depth ? by_gpu : by_depth;
+  return splits >= 2 && splits <= kMaxClusterSplits ? splits : 0;
+}
+
 /// Whether stream-K pays, for a schedule `one` of whole tiles over all the clusters that fit: the
 /// clusters left idle by the last round must add up to at least kStreamKMinIdleSlices slices per
 /// cluster (idle clusters × slices ≥ 24 × G). Measured on the H200 (op nt, f16 / f32, against

@@ -24,7 +24,9 @@
 //    parks its sums in workspace and the one that computed the tile's first slices adds them and
 //    writes C (common/sm90/tile_schedule.h says which, and when it pays).
 //  * Few tiles: each tile's slices are cut into the same number of stream-K runs, each run inside
-//    one tile, and the runs' sums meet in the kernel (max_run_slices says how many runs).
+//    one tile, and the runs' sums meet in the kernel (max_run_slices says how many runs). With
+//    single-CTA tiles (Narrow, skinny) and enough SMs per tile, a tile's splits of K run as one
+//    cluster instead and add up in distributed shared memory (add_splits_in_cluster).
 //    Decode-like shapes (M ≤ 64, op(A) = N) swap the operands, C^T = op(B)^T·op(A)^T: the long N
 //    runs along wgmma's 64-row M and the few rows of C along its N (16, 32 or 64), so no tensor
 //    work is spent on rows that do not exist. With enough tiles the consumers write C^T
@@ -229,6 +231,22 @@ struct Kernel {
     }
   }
 
+  /// Cluster split-K (EpilogueMode::cluster_splits): this CTA computed split u.split of the tile,
+  /// the other CTAs of its cluster the other splits. The CTA's only unit is done, and with it
+  /// every load, so the ring is idle: each consumer stages its 64 rows of sums there as floats,
+  /// and after a cluster_sync (which the producer warpgroup joins) every CTA adds up its share of
+  /// the tile's rows from all the CTAs' stages and writes them to C (add_staged_splits).
+  static_assert(sizeof(Stage) * STAGES >= sizeof(float) * BM * BN, "the ring holds a staged fp32 tile");
+  static constexpr unsigned kConsumersBarrier = 1 + CONSUMERS;  // both consumers' 256 threads
+  static __device__ void add_splits_in_cluster(Smem& s, const Problem& p, const Unit& u,
+                                               const typename Mma::Reg* acc, int consumer, int splits) {
+    float* tile = reinterpret_cast<float*>(&s.stage[0]);
+    named_barrier_sync(kConsumersBarrier, CONSUMERS * 128);  // both consumers' wgmmas are done with the ring
+    stage_accumulators<BN>(tile, 64 * consumer, acc);
+    cluster_sync();
+    add_staged_splits<BM, BN, C::SKINNY>(p, tile, u.m0, u.n0, u.split, splits, threadIdx.x - 128, CONSUMERS * 128);
+  }
+
   /// The parking slot of one consumer of one CTA of cluster g.
   static __device__ int handover_slot(int g, int rank, int consumer) { return (g * CLUSTER + rank) * CONSUMERS + consumer; }
 
@@ -261,6 +279,12 @@ struct Kernel {
       release(s, it - 1);
       fence_accumulators(acc);
       if constexpr (!C::SKINNY) store_pending(s, map_c, pending, consumer);  // a tile shorter than its chunks
+      if constexpr (CLUSTER == 1 && !C::STREAM_K) {
+        if (mode.cluster_splits > 1) {
+          add_splits_in_cluster(s, p, u, acc, consumer, mode.cluster_splits);
+          continue;
+        }
+      }
       if constexpr (C::STREAM_K) {
         if (u.park >= 0) {  // another cluster finishes this tile
           park_accumulators(mode.stream_k, handover_slot(u.park, rank, consumer), acc, barrier_id);
@@ -287,7 +311,9 @@ struct Kernel {
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
                                              const CUtensorMap& map_c, EpilogueMode mode) {
     Smem& s = aligned_smem<Smem>();
-    const int warpgroup = threadIdx.x / 128, rank = static_cast<int>(cluster_cta_rank());
+    // rank: the CTA's place in a cluster along M (a cluster split-K launch of CLUSTER = 1 has its
+    // splits along the cluster instead, and takes them from the schedule).
+    const int warpgroup = threadIdx.x / 128, rank = CLUSTER > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
     const Schedule sched(p.m, p.n, p.k, mode.splits, gridDim.x / CLUSTER, C::STREAM_K);
 
     if (threadIdx.x == 0) {
@@ -300,6 +326,7 @@ struct Kernel {
     if (warpgroup == 0) {
       release_registers<PRODUCER_REGS>();
       if (threadIdx.x == 0) produce(s, sched, &map_a, &map_b, rank);
+      if (CLUSTER == 1 && !C::STREAM_K && mode.cluster_splits > 1) cluster_sync();  // add_splits_in_cluster's
     } else {
       claim_registers<CONSUMER_REGS>();
       consume(s, sched, p, &map_c, mode, rank, warpgroup - 1);
@@ -329,25 +356,47 @@ unsigned long long next_epoch() {
   return counter.fetch_add(2, std::memory_order_relaxed);
 }
 
-/// Clusters of configuration C that fit on the GPU at once: the persistent grid (every
-/// instantiation of C has the same threads, shared memory and register bound, so one stands for all).
+/// Clusters of configuration C that fit on the GPU at once, of C::CLUSTER CTAs (the persistent
+/// grid) or of `cluster` (a cluster split-K launch). Every instantiation of C has the same
+/// threads, shared memory and register bound, so one stands for all.
 template <typename C>
-unsigned clusters_that_fit(std::string* message) {
+unsigned clusters_that_fit(std::string* message, int cluster = C::CLUSTER) {
   using K = typename With<C>::template Kernel<false, false, float>;
   const void* fn = reinterpret_cast<const void*>(&kernel_entry<K>);
   if (set_smem_limit(fn, K::kSmemBytes, message) != Status::Success) return 0;
-  return resident_clusters(fn, THREADS, K::kSmemBytes, C::CLUSTER, message);
+  return resident_clusters(fn, THREADS, K::kSmemBytes, cluster, message);
+}
+
+/// The splits of a cluster split-K launch of configuration C (choose_cluster_splits), fewer if
+/// the clusters of that many CTAs, one per tile, would not all fit at once; 0: not this way (fewer
+/// than kMinClusterSplits, or than 2 where the alternative is split-K and reduce_splits).
+template <typename C>
+int cluster_splits_that_fit(const Schedule<C>& one) {
+  static_assert(C::CLUSTER == 1, "the cluster's CTAs are the tile's splits");
+  std::string ignored;  // a cluster size that cannot be placed is one that does not fit
+  int splits = choose_cluster_splits(one);
+  // Below kMinClusterSplits the few-tile stream-K runs do as well, but not split-K and its pass.
+  const int least = C::SKINNY && C::BN < kSkinnyStreamKMinColumns ? 2 : kMinClusterSplits;
+  while (splits >= least && clusters_that_fit<C>(&ignored, splits) < static_cast<unsigned>(one.tiles)) --splits;
+  return splits >= least ? splits : 0;
 }
 
 /// Runs configuration C on p (for a skinny configuration, p is the swapped problem); `one` is its
-/// schedule of whole tiles over the clusters that fit at once.
+/// schedule of whole tiles over the clusters that fit at once; cluster_splits > 1: as a cluster
+/// split-K launch of that many splits.
 template <typename C>
-Status launch_planned(const Problem& p, const Schedule<C>& one, cudaStream_t stream, std::string* message) {
+Status launch_planned(const Problem& p, const Schedule<C>& one, cudaStream_t stream, std::string* message,
+                      int cluster_splits = 0) {
   auto plan = [&](const void*, int, EpilogueMode* mode, StreamWorkspace& workspace) -> unsigned {
-    const Schedule<C> sched(p.m, p.n, p.k, C::STREAM_K ? 1 : choose_splits(one), 1, false);
+    const int splits = cluster_splits > 1 ? cluster_splits : C::STREAM_K ? 1 : choose_splits(one);
+    const Schedule<C> sched(p.m, p.n, p.k, splits, 1, false);
+    mode->transposed = C::SKINNY;
+    if (cluster_splits > 1) {  // one CTA per split of every tile, a cluster per tile
+      mode->splits = mode->cluster_splits = sched.splits;
+      return static_cast<unsigned>(sched.total);
+    }
     const int clusters =
         C::STREAM_K ? stream_k_clusters(one, max_run_slices<C>()) : std::min(one.clusters, sched.total);
-    mode->transposed = C::SKINNY;
     if (C::STREAM_K) {
       const std::size_t slots = static_cast<std::size_t>(clusters) * C::CLUSTER * CONSUMERS;
       void *parked = nullptr, *flags = nullptr;
@@ -376,6 +425,11 @@ Status launch_config(const Problem& p, cudaStream_t stream, std::string* message
   const unsigned fit = clusters_that_fit<C>(message);
   if (fit == 0) return Status::CudaError;
   const Schedule<C> one = whole_tiles<C>(p, static_cast<int>(fit));
+  if constexpr (C::CLUSTER == 1 && !C::STREAM_K) {
+    if (p.k > 0)
+      if (const int splits = cluster_splits_that_fit<C>(one); splits > 1)
+        return launch_planned<C>(p, one, stream, message, splits);
+  }
   if constexpr (!C::SKINNY || C::BN >= kSkinnyStreamKMinColumns) {
     if (p.k > 0 && ((!C::SKINNY && wants_stream_k(one)) || wants_stream_k_for_few_tiles(one)))
       return launch_planned<WithStreamK<C>>(p, one, stream, message);
