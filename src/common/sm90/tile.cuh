@@ -163,16 +163,22 @@ __device__ __forceinline__ void store_accumulators(const Problem& p, std::int64_
   });
 }
 
-/// store_accumulators for the swapped problem p (C^T = op(B)^T·op(A)^T, so p's C is C^T): element
-/// (r, c) of p's tile goes to C(c, r). Each lane's column pair becomes two single halves in two
-/// rows of C; the 8 lanes sharing a column write 8 consecutive halves of its row.
+/// Writes value v of element (r, c) of the swapped problem p's C (C^T = op(B)^T·op(A)^T, so p's C
+/// is C^T) to C(c, r), if c lies inside p (the caller checks r).
+__device__ __forceinline__ void store_c_transposed(const Problem& p, std::int64_t r, std::int64_t c, float v) {
+  if (c < p.n) store_c_segment<1>(p.c + c * p.ldc + r, 1, &v, p.alpha, p.beta);
+}
+
+/// store_accumulators for the swapped problem p: element (r, c) of p's tile goes to C(c, r). Each
+/// lane's column pair becomes two single halves in two rows of C; the 8 lanes sharing a column
+/// write 8 consecutive halves of its row.
 template <int N, typename Reg>
 __device__ __forceinline__ void store_accumulators_transposed(const Problem& p, std::int64_t row0, std::int64_t col0,
                                                               const Reg* d) {
   for_each_accumulator_pair<N>(p.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
     if (r >= p.m) return;
-    if (c < p.n) store_c_segment<1>(p.c + c * p.ldc + r, 1, &v.x, p.alpha, p.beta);
-    if (c + 1 < p.n) store_c_segment<1>(p.c + (c + 1) * p.ldc + r, 1, &v.y, p.alpha, p.beta);
+    store_c_transposed(p, r, c, v.x);
+    store_c_transposed(p, r, c + 1, v.y);
   });
 }
 
@@ -402,8 +408,7 @@ __device__ __forceinline__ void add_staged_splits(const Problem& p, const float*
     }
     if constexpr (TRANSPOSED) {
 #pragma unroll
-      for (int k = 0; k < 4; ++k)
-        if (col + k < p.n) store_c_segment<1>(p.c + (col + k) * p.ldc + row, 1, &v[k], p.alpha, p.beta);
+      for (int k = 0; k < 4; ++k) store_c_transposed(p, row, col + k, v[k]);
     } else {
       store_c<4>(p, row, col, v);
     }

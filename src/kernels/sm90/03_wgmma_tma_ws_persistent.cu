@@ -238,6 +238,14 @@ struct Kernel {
   /// the tile's rows from all the CTAs' stages and writes them to C (add_staged_splits).
   static_assert(sizeof(Stage) * STAGES >= sizeof(float) * BM * BN, "the ring holds a staged fp32 tile");
   static constexpr unsigned kConsumersBarrier = 1 + CONSUMERS;  // both consumers' 256 threads
+  /// Whether this launch is a cluster split-K one (only single-CTA configurations without the
+  /// stream-K branches have the path): producer and consumers must agree on its cluster_sync.
+  static __device__ bool adds_splits_in_cluster(const EpilogueMode& mode) {
+    if constexpr (CLUSTER == 1 && !C::STREAM_K)
+      return mode.cluster_splits > 1;
+    else
+      return false;
+  }
   static __device__ void add_splits_in_cluster(Smem& s, const Problem& p, const Unit& u,
                                                const typename Mma::Reg* acc, int consumer, int splits) {
     float* tile = reinterpret_cast<float*>(&s.stage[0]);
@@ -279,11 +287,9 @@ struct Kernel {
       release(s, it - 1);
       fence_accumulators(acc);
       if constexpr (!C::SKINNY) store_pending(s, map_c, pending, consumer);  // a tile shorter than its chunks
-      if constexpr (CLUSTER == 1 && !C::STREAM_K) {
-        if (mode.cluster_splits > 1) {
-          add_splits_in_cluster(s, p, u, acc, consumer, mode.cluster_splits);
-          continue;
-        }
+      if (adds_splits_in_cluster(mode)) {
+        add_splits_in_cluster(s, p, u, acc, consumer, mode.cluster_splits);
+        continue;
       }
       if constexpr (C::STREAM_K) {
         if (u.park >= 0) {  // another cluster finishes this tile
@@ -326,7 +332,7 @@ struct Kernel {
     if (warpgroup == 0) {
       release_registers<PRODUCER_REGS>();
       if (threadIdx.x == 0) produce(s, sched, &map_a, &map_b, rank);
-      if (CLUSTER == 1 && !C::STREAM_K && mode.cluster_splits > 1) cluster_sync();  // add_splits_in_cluster's
+      if (adds_splits_in_cluster(mode)) cluster_sync();  // add_splits_in_cluster's
     } else {
       claim_registers<CONSUMER_REGS>();
       consume(s, sched, p, &map_c, mode, rank, warpgroup - 1);
