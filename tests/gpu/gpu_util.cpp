@@ -194,12 +194,18 @@ std::vector<Case> build_tile_choice_cases() {
   // 17-64 rows over few tiles: rung 03's skinny path shares the slices of the swapped problem's
   // 24 tiles of 128×32 as stream-K runs, 2 per tile, and writes C^T from the owners' registers.
   { Case& c = add(24, 3000, 2000); c.alpha = 0.75f, c.beta = -1.f; }
-  // Single-CTA tiles (128×128, op(A) = T keeps 64 rows off the skinny path) a quarter of the SMs
-  // or fewer: rung 03 runs each tile's splits of K as one cluster, which adds them up in
-  // distributed shared memory. 16 tiles in clusters of 8, C read with an odd ldc; 24 tiles whose
-  // 9 slices make 3 splits of 3 where 4 were asked, each CTA writing a third of the tile's rows.
-  { Case& c = add(64, 2000, 1000); c.op_a = Op::T, c.op_b = Op::N, c.alpha = 1.5f, c.beta = -0.5f, c.ldc_pad = 3; }
-  { Case& c = add(120, 3000, 520); c.op_b = Op::N, c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  // Single-CTA tiles (128×128; op(A) = T keeps 24 rows off the skinny path) over a K too long for
+  // rung 04's small tiles. 18 tiles: rung 03 runs each tile's 130 slices as one cluster of 7
+  // splits (fewer where 18 clusters of 7 do not fit), which add up in distributed shared memory,
+  // C read with an odd ldc. 12 tiles: too few for clusters of at most 8 to fill the SMs, so the
+  // tiles' slices are shared out as stream-K runs instead.
+  { Case& c = add(24, 2200, 8300); c.op_a = Op::T, c.op_b = Op::N, c.alpha = 1.5f, c.beta = -0.5f, c.ldc_pad = 3; }
+  { Case& c = add(120, 1500, 8700); c.op_b = Op::N, c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  // Few rows that rung 03 hands to rung 04's small tiles (one wave of 126 64×64 tiles, the last
+  // tile column ragged), and next to it 64 rows that rung 04 would cut into 188 64×16 tiles, two
+  // waves, which rung 03 keeps.
+  { Case& c = add(128, 4000, 700); c.alpha = -1.f, c.beta = 0.25f, c.lda_pad = 8; }
+  add(64, 3000, 900).op_a = Op::T;
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;

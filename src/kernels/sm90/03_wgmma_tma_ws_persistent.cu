@@ -33,14 +33,20 @@
 //    transposed from their registers; with few, M > 16 takes the stream-K runs too, and M ≤ 16
 //    splits K: the splits' fp32 partial sums are added in a fixed order (deterministic) by a
 //    second pass, launched early (PDL), that writes C transposed (kSkinnyStreamKMinColumns).
+//  * Few rows (M ≤ 128) that rung 04 cuts into at most one wave of small tiles (64×16 to 128×64)
+//    go to rung 04's kernel instead (wants_small_tiles): each CTA runs its tile's whole K, so
+//    there are no partial sums to meet, and a single wave leaves the persistent loop nothing to
+//    overlap.
 #include <algorithm>
 #include <atomic>
 #include <utility>
 
+#include "common/occupancy.h"
 #include "common/sm90/launch.cuh"
 #include "common/sm90/tile.cuh"
 #include "common/sm90/tile_schedule.h"
 #include "common/sm90/wgmma_ops.cuh"
+#include "kernels/sm90/small_tiles.h"
 #include "registry/registry.h"
 
 namespace hgemm::detail {
@@ -452,7 +458,24 @@ Problem swapped(const Problem& p) {
   return q;
 }
 
+/// Whether p is a few-row problem (M <= 128) that rung 04's kernel runs faster: C cut into small
+/// tiles, one CTA each over the whole K, with no split to add up (where 04's auto_suits takes
+/// it, its tiles fit in one wave, and M fills its tile rows or stays within one). Measured on the
+/// H200 (op nt, µs f16 / f32, three rounds, rung 03's own path → rung 04):
+/// 128×4096×4096 20.4 / 21.2 → 19.4 / 20.3, 128×4096×1024 13.4 / 14.0 → 9.3 / 9.6, 128×2048×4096
+/// 16.0 / 15.7 → 14.4 / 15.2, 128×8192×8192 45.0 / 45.8 → 42.8 / 42.7, 64×4096×4096 19.7 / 20.1 →
+/// 15.4 / 16.0, 48×4096×4096 19.6 / 19.9 → 16.2 / 16.7, 64×2000×1000 12.7 / 12.6 → 11.0 / 10.8;
+/// but 96×4096×4096 (64-row tiles, half of the second row empty) 20.3 / 20.9 → 21.5 / 22.6 and
+/// 100×3000×2000 (188 tiles: two waves) 15.2 / 14.5 → 18.4 / 18.9.
+bool wants_small_tiles(const Problem& p) {
+  namespace small = sm90_wgmma_tma_small_tiles;
+  if (p.m > kNarrowMaxM || p.k == 0 || !small::auto_suits(p)) return false;
+  const small::TileChoice t = small::choose_tiles(p);
+  return t.tiles <= sm_count() && (p.m % t.bm == 0 || p.m < t.bm);
+}
+
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
+  if (wants_small_tiles(p)) return sm90_wgmma_tma_small_tiles::launch(p, stream, message);
   if (!sm90::takes_skinny_path(p))
     return p.m <= kNarrowMaxM ? launch_config<Narrow>(p, stream, message) : launch_config<Wide>(p, stream, message);
   const Problem q = swapped(p);

@@ -14,6 +14,7 @@
 //  * Tiles narrower than 64 columns need B K-major (op T): an N-major B is loaded in 64-wide
 //    blocks (common/sm90/tile.cuh), so op N keeps 64 columns or more.
 #include "common/occupancy.h"
+#include "kernels/sm90/small_tiles.h"
 #include "kernels/sm90/wgmma_tma.cuh"
 #include "registry/registry.h"
 
@@ -27,14 +28,22 @@ std::int64_t tiles(const Problem& p) {
   return ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
 }
 
-/// Runs the largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only)
-/// that cuts C into at least 3/4 as many tiles as there are SMs, else the smallest.
-Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
+/// The largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only) that cuts
+/// C into at least 3/4 as many tiles as there are SMs, else the smallest.
+TileChoice choose_tiles(const Problem& p) {
   const std::int64_t enough = std::max(1, sm_count() * 3 / 4);
   const bool narrow_ok = !b_mn_major(p);
-  if (tiles<128, 64>(p) >= enough) return launch_one_warpgroup<DeepestRing<128, 64>>(p, stream, message);
-  if (tiles<64, 64>(p) >= enough || !narrow_ok) return launch_one_warpgroup<DeepestRing<64, 64>>(p, stream, message);
-  if (tiles<64, 32>(p) >= enough) return launch_one_warpgroup<DeepestRing<64, 32>>(p, stream, message);
+  if (tiles<128, 64>(p) >= enough) return {128, 64, tiles<128, 64>(p)};
+  if (tiles<64, 64>(p) >= enough || !narrow_ok) return {64, 64, tiles<64, 64>(p)};
+  if (tiles<64, 32>(p) >= enough) return {64, 32, tiles<64, 32>(p)};
+  return {64, 16, tiles<64, 16>(p)};
+}
+
+Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
+  const TileChoice t = choose_tiles(p);
+  if (t.bm == 128) return launch_one_warpgroup<DeepestRing<128, 64>>(p, stream, message);
+  if (t.bn == 64) return launch_one_warpgroup<DeepestRing<64, 64>>(p, stream, message);
+  if (t.bn == 32) return launch_one_warpgroup<DeepestRing<64, 32>>(p, stream, message);
   return launch_one_warpgroup<DeepestRing<64, 16>>(p, stream, message);
 }
 
