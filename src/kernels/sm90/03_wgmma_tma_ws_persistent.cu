@@ -459,19 +459,18 @@ Problem swapped(const Problem& p) {
 }
 
 /// Whether p is a few-row problem (M <= 128) that rung 04's kernel runs faster: C cut into small
-/// tiles, one CTA each over the whole K, with no split to add up (where 04's auto_suits takes
-/// it, its tiles fit in one wave, and M fills its tile rows or stays within one). Measured on the
-/// H200 (op nt, µs f16 / f32, three rounds, rung 03's own path → rung 04):
-/// 128×4096×4096 20.4 / 21.2 → 19.4 / 20.3, 128×4096×1024 13.4 / 14.0 → 9.3 / 9.6, 128×2048×4096
-/// 16.0 / 15.7 → 14.4 / 15.2, 128×8192×8192 45.0 / 45.8 → 42.8 / 42.7, 64×4096×4096 19.7 / 20.1 →
-/// 15.4 / 16.0, 48×4096×4096 19.6 / 19.9 → 16.2 / 16.7, 64×2000×1000 12.7 / 12.6 → 11.0 / 10.8;
-/// but 96×4096×4096 (64-row tiles, half of the second row empty) 20.3 / 20.9 → 21.5 / 22.6 and
-/// 100×3000×2000 (188 tiles: two waves) 15.2 / 14.5 → 18.4 / 18.9.
+/// tiles, one CTA each over the whole K, with no split to add up (where 04's auto_suits takes it
+/// and its tiles fit in one wave). Measured on the H200 (op nt, µs f16 / f32, 2–3 rounds, rung
+/// 03's own path → rung 04, with its tiles taken down the columns): 128×4096×4096 20.4 / 21.2 →
+/// 15.8 / 18.0, 120×4096×4096 20.8 / 21.2 → 16.3 / 18.0, 96×4096×4096 20.6 / 21.4 → 19.6 / 19.6,
+/// 100×4096×1024 13.3 / 13.7 → 9.2 / 9.4, 64×4096×4096 19.7 / 20.1 → 15.1 / 15.8, 48×4096×4096
+/// 19.6 / 19.9 → 16.2 / 16.7; even at 80×4096×4096 (21.6 / 22.4 → 22.0 / 22.2) and 112×8192×8192
+/// (45.2 / 45.4 → 45.1 / 45.4). But 100×3000×2000, 188 tiles in two waves, 14.8 / 14.6 → 17.4 /
+/// 18.2: that stays here.
 bool wants_small_tiles(const Problem& p) {
   namespace small = sm90_wgmma_tma_small_tiles;
   if (p.m > kNarrowMaxM || p.k == 0 || !small::auto_suits(p)) return false;
-  const small::TileChoice t = small::choose_tiles(p);
-  return t.tiles <= sm_count() && (p.m % t.bm == 0 || p.m < t.bm);
+  return small::choose_tiles(p).tiles <= sm_count();
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
