@@ -203,9 +203,12 @@ std::vector<Case> build_tile_choice_cases() {
   { Case& c = add(120, 1500, 8700); c.op_b = Op::N, c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
   // Few rows that rung 03 hands to rung 04's small tiles (one wave of 126 64×64 tiles, the last
   // tile column ragged), and next to it 64 rows that rung 04 would cut into 188 64×16 tiles, two
-  // waves, which rung 03 keeps.
+  // waves, which rung 03 keeps (Narrow tiles, each tile's splits of K in one cluster).
   { Case& c = add(128, 4000, 700); c.alpha = -1.f, c.beta = 0.25f, c.lda_pad = 8; }
   add(64, 3000, 900).op_a = Op::T;
+  // 24 tiles of 256×256 for 66 clusters, which rung 04 would cut into 160 tiles (two waves): rung
+  // 03 keeps it and shares the tiles' slices as stream-K runs.
+  { Case& c = add(600, 2000, 700); c.alpha = 0.5f, c.beta = -1.f; }
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;

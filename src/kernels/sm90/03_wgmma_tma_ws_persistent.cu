@@ -33,10 +33,9 @@
 //    transposed from their registers; with few, M > 16 takes the stream-K runs too, and M ≤ 16
 //    splits K: the splits' fp32 partial sums are added in a fixed order (deterministic) by a
 //    second pass, launched early (PDL), that writes C transposed (kSkinnyStreamKMinColumns).
-//  * Few rows (M ≤ 128) that rung 04 cuts into at most one wave of small tiles (64×16 to 128×64)
-//    go to rung 04's kernel instead (wants_small_tiles): each CTA runs its tile's whole K, so
-//    there are no partial sums to meet, and a single wave leaves the persistent loop nothing to
-//    overlap.
+//  * A C that rung 04 cuts into at most one wave of small tiles (64×16 to 128×64) goes to rung
+//    04's kernel instead (wants_small_tiles): each CTA runs its tile's whole K, so there are no
+//    partial sums to meet, and a single wave leaves the persistent loop nothing to overlap.
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -458,18 +457,19 @@ Problem swapped(const Problem& p) {
   return q;
 }
 
-/// Whether p is a few-row problem (M <= 128) that rung 04's kernel runs faster: C cut into small
-/// tiles, one CTA each over the whole K, with no split to add up (where 04's auto_suits takes it
-/// and its tiles fit in one wave). Measured on the H200 (op nt, µs f16 / f32, 2–3 rounds, rung
-/// 03's own path → rung 04, with its tiles taken down the columns): 128×4096×4096 20.4 / 21.2 →
-/// 15.8 / 18.0, 120×4096×4096 20.8 / 21.2 → 16.3 / 18.0, 96×4096×4096 20.6 / 21.4 → 19.6 / 19.6,
-/// 100×4096×1024 13.3 / 13.7 → 9.2 / 9.4, 64×4096×4096 19.7 / 20.1 → 15.1 / 15.8, 48×4096×4096
-/// 19.6 / 19.9 → 16.2 / 16.7; even at 80×4096×4096 (21.6 / 22.4 → 22.0 / 22.2) and 112×8192×8192
-/// (45.2 / 45.4 → 45.1 / 45.4). But 100×3000×2000, 188 tiles in two waves, 14.8 / 14.6 → 17.4 /
-/// 18.2: that stays here.
+/// Whether rung 04's kernel runs p faster: C cut into small tiles, one CTA each over the whole K,
+/// with no split to add up (where 04's auto_suits takes p, a C with fewer 128×128 tiles than
+/// SMs, and its tiles fit in one wave). Measured on the H200 (op nt, µs f16 / f32, 2–3 rounds,
+/// rung 03's own path → rung 04, with its tiles taken down the columns): 128×4096×4096 20.4 /
+/// 21.2 → 15.8 / 18.0, 120×4096×4096 20.8 / 21.2 → 16.3 / 18.0, 96×4096×4096 20.6 / 21.4 →
+/// 19.6 / 19.6, 100×4096×1024 13.3 / 13.7 → 9.2 / 9.4, 64×4096×4096 19.7 / 20.1 → 15.1 / 15.8;
+/// 256×4096×4096 27.5 / 29.7 → 20.4 / 21.6, 512×2048×8192 36.0 / 39.3 → 31.9 / 35.4, 1024³
+/// 17.9 / 19.5 → 10.4 / 10.7; a tie at 80×4096×4096 (21.6 / 22.4 → 22.0 / 22.2) and
+/// 112×8192×8192. But 100×3000×2000, 188 tiles in two waves, 14.8 / 14.6 → 17.4 / 18.2: that
+/// stays here.
 bool wants_small_tiles(const Problem& p) {
   namespace small = sm90_wgmma_tma_small_tiles;
-  if (p.m > kNarrowMaxM || p.k == 0 || !small::auto_suits(p)) return false;
+  if (p.k == 0 || !small::auto_suits(p)) return false;
   return small::choose_tiles(p).tiles <= sm_count();
 }
 
