@@ -1,5 +1,6 @@
 // small_tiles.h — what rung 04 (sm90.wgmma_tma_small_tiles) tells the other sm90 rungs: how it
-// would cut C, and its launch, so that rung 03 can hand it the few-row problems it runs faster.
+// would cut C, and its launch, so that rung 03 can hand it the problems it runs faster (a C it
+// covers in one wave of small tiles).
 #pragma once
 
 #include <cuda_runtime_api.h>
