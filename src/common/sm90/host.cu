@@ -279,6 +279,14 @@ bool few_tiles_short_k(const Problem& p) {
 
 bool takes_skinny_path(const Problem& p) { return p.m <= 64 && p.n > p.m && p.op_a == Op::N && p.k > 0; }
 
+Problem swapped(const Problem& p) {
+  Problem q = p;
+  q.m = p.n, q.n = p.m;
+  q.op_a = p.op_b == Op::N ? Op::T : Op::N, q.a = p.b, q.lda = p.ldb;
+  q.op_b = Op::T, q.b = p.a, q.ldb = p.lda;
+  return q;
+}
+
 Status supports(const Problem& p, std::string* why) {
 #ifndef HGEMM_HAS_SM90A
   if (p.m >= 0) {  // always; keeps the code below reachable for the compiler

@@ -46,6 +46,10 @@ bool few_tiles_short_k(const Problem& p);
 /// op(A) = N): the rows become wgmma's narrow N and the long N its 64-row M, with split-K.
 bool takes_skinny_path(const Problem& p);
 
+/// The problem with A and B swapped: C^T = op(B)^T·op(A)^T, for op(A) = N (its C is p's C^T; the
+/// kernels that run it write their C transposed into p's C).
+Problem swapped(const Problem& p);
+
 /// Builds the maps for p's A and B. An operand whose pointer is not 16-byte aligned or whose
 /// leading dimension is not a multiple of 8 is first repacked into `workspace` (one read, one
 /// write, queued on `stream`). With shape.c_tma_store, also C's map when C allows a TMA store

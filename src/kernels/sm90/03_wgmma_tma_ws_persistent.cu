@@ -35,7 +35,9 @@
 //    second pass, launched early (PDL), that writes C transposed (kSkinnyStreamKMinColumns).
 //  * A C that rung 04 cuts into at most one wave of small tiles (64×16 to 128×64) goes to rung
 //    04's kernel instead (wants_small_tiles): each CTA runs its tile's whole K, so there are no
-//    partial sums to meet, and a single wave leaves the persistent loop nothing to overlap.
+//    partial sums to meet, and a single wave leaves the persistent loop nothing to overlap. So do
+//    the decode shapes (M ≤ 32) whose swapped problem rung 04's 64- or 128-row tiles cover in one
+//    wave that keeps DRAM busy (N from 3,649 to 16,896 columns on 132 SMs).
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -448,15 +450,6 @@ Status launch_config(const Problem& p, cudaStream_t stream, std::string* message
   return launch_planned<C>(p, one, stream, message);
 }
 
-/// The problem with A and B swapped: C^T = op(B)^T·op(A)^T, for op(A) = N.
-Problem swapped(const Problem& p) {
-  Problem q = p;
-  q.m = p.n, q.n = p.m;
-  q.op_a = p.op_b == Op::N ? Op::T : Op::N, q.a = p.b, q.lda = p.ldb;
-  q.op_b = Op::T, q.b = p.a, q.ldb = p.lda;
-  return q;
-}
-
 /// Whether rung 04's kernel runs p faster: C cut into small tiles, one CTA each over the whole K,
 /// with no split to add up (where 04's auto_suits takes p, a C with fewer 128×128 tiles than
 /// SMs, and its tiles fit in one wave). Measured on the H200 (op nt, µs f16 / f32, 2–3 rounds,
@@ -466,7 +459,10 @@ Problem swapped(const Problem& p) {
 /// 256×4096×4096 27.5 / 29.7 → 20.4 / 21.6, 512×2048×8192 36.0 / 39.3 → 31.9 / 35.4, 1024³
 /// 17.9 / 19.5 → 10.4 / 10.7; a tie at 80×4096×4096 (21.6 / 22.4 → 22.0 / 22.2) and
 /// 112×8192×8192. But 100×3000×2000, 188 tiles in two waves, 14.8 / 14.6 → 17.4 / 18.2: that
-/// stays here.
+/// stays here. Decode shapes that rung 04 runs swapped too (its header has the measurements);
+/// outside its range the skinny path below is faster: 16×1024×4096 11.4 / 11.3 µs here against
+/// 13.3 / 13.4 swapped, 16×2048×8192 16.8 / 16.4 against 21.7 / 21.7 (too few CTAs streaming B),
+/// 16×28672×4096 65.3 / 65.2 against 67.3 / 67.2 (two waves of 128-row tiles).
 bool wants_small_tiles(const Problem& p) {
   namespace small = sm90_wgmma_tma_small_tiles;
   if (p.k == 0 || !small::auto_suits(p)) return false;
