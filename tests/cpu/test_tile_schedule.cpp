@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/sm90/tile_schedule.h"
+#include "kernels/sm90/small_tiles.h"
 
 namespace hgemm::detail::sm90 {
 namespace {
@@ -249,6 +250,25 @@ TEST(TileSchedule, StreamKOnlyWhereItPays) {
   const Wide three = plan<Wide>(2300, 2800, 3100, kH200WideClusters);
   EXPECT_EQ(three.dp_rounds, 1);
   EXPECT_EQ(three.sk_slices, 33 * 49);
+}
+
+// Rung 04's swapped decode tiles (kernels/sm90/small_tiles.h): 64-row tiles while they fit one
+// wave, then 128-row ones; none for fewer tiles than 7/16 of the SMs or more than the SMs hold.
+TEST(SwappedTileRows, OneWaveThatKeepsDramBusy) {
+  using sm90_wgmma_tma_small_tiles::swapped_tile_rows;
+  constexpr int kH200Sms = 132;
+  EXPECT_EQ(swapped_tile_rows(57 * 64, kH200Sms), 0) << "57 tiles: too few CTAs streaming B";
+  EXPECT_EQ(swapped_tile_rows(57 * 64 + 1, kH200Sms), 64) << "58 tiles of 64 rows";
+  EXPECT_EQ(swapped_tile_rows(4096, kH200Sms), 64);
+  EXPECT_EQ(swapped_tile_rows(132 * 64, kH200Sms), 64) << "one 64-row tile per SM";
+  EXPECT_EQ(swapped_tile_rows(132 * 64 + 1, kH200Sms), 128) << "67 tiles of 128 rows";
+  EXPECT_EQ(swapped_tile_rows(14336, kH200Sms), 128);
+  EXPECT_EQ(swapped_tile_rows(132 * 128, kH200Sms), 128);
+  EXPECT_EQ(swapped_tile_rows(132 * 128 + 1, kH200Sms), 0) << "two waves even of 128-row tiles";
+  EXPECT_EQ(swapped_tile_rows(28672, kH200Sms), 0);
+  EXPECT_EQ(swapped_tile_rows(4096, 0), 0) << "SM count unknown";
+  EXPECT_EQ(swapped_tile_rows(4096, 114), 64) << "an H100 PCIe";
+  EXPECT_EQ(swapped_tile_rows(1, kH200Sms), 0);
 }
 
 }  // namespace

@@ -187,9 +187,9 @@ std::vector<Case> build_tile_choice_cases() {
   add(16, 64, 65536);
   // Few rows over a K split 3 and 6 ways on a 132-SM H200: rung 03's skinny path runs each tile's
   // splits as one cluster, which adds them in distributed shared memory and writes C transposed;
-  // 4093 and 2500 rows end mid-tile (16×64×65536 here and the odd-ld 16×1000×3000 keep split-K and
-  // reduce_splits_columns_kernel).
-  { Case& c = add(7, 4093, 1000); c.alpha = -1.5f, c.beta = 0.5f; }
+  // 3500 and 2500 rows end mid-tile (16×64×65536 here and the odd-ld 16×1000×3000 keep split-K and
+  // reduce_splits_columns_kernel). 3500 columns are too few for rung 04's swapped tiles (below).
+  { Case& c = add(7, 3500, 1000); c.alpha = -1.5f, c.beta = 0.5f; }
   add(12, 2500, 777).op_b = Op::N;
   // 17-64 rows over few tiles: rung 03's skinny path shares the slices of the swapped problem's
   // 24 tiles of 128×32 as stream-K runs, 2 per tile, and writes C^T from the owners' registers.
@@ -209,6 +209,16 @@ std::vector<Case> build_tile_choice_cases() {
   // 24 tiles of 256×256 for 66 clusters, which rung 04 would cut into 160 tiles (two waves): rung
   // 03 keeps it and shares the tiles' slices as stream-K runs.
   { Case& c = add(600, 2000, 700); c.alpha = 0.5f, c.beta = -1.f; }
+  // Decode shapes that rung 04 runs swapped, C^T written transposed (rung 03 hands them over): on
+  // a 132-SM H200, 64 tiles of 64×16, the last 61 rows deep; 67 tiles of 128×16 from an N-major B
+  // (op nn) read in place, the last 8 rows deep; 58 tiles of 64×32 with odd ldc; 126 tiles of
+  // 128×32 with 15 absent columns; 94 tiles of 64×16 from a B that TMA cannot read in place (odd
+  // ldb: repacked).
+  { Case& c = add(16, 4093, 1000); c.alpha = -1.5f, c.beta = 0.5f; }
+  add(1, 8456, 300).op_b = Op::N;
+  { Case& c = add(32, 3700, 777); c.ldc_pad = 3, c.lda_pad = 8, c.beta = -0.5f; }
+  { Case& c = add(17, 16001, 200); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
+  { Case& c = add(5, 6000, 4100); c.op_b = Op::N, c.ldb_pad = 1, c.alpha = 2.f; }
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;

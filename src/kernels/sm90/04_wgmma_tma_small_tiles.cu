@@ -16,6 +16,15 @@
 //  * With few tile rows the CTAs take the tiles down the columns of C, so that those loading the
 //    same B slices run side by side and share them through L2 (wgmma_tma.cuh: tile_origin;
 //    128×4096×4096 20.5 / 21.6 → 15.5 / 17.7 µs, f16 / f32).
+//  * Decode shapes (M ≤ 32 rows of A with op N, against a long N) run swapped, C^T =
+//    op(B)^T·op(A)^T: B's rows become the tile rows (64 or 128, wgmma's M) and C's few rows its
+//    16- or 32-wide N, so no tensor work or ring space goes to rows that do not exist, and C^T is
+//    written transposed into C. Each CTA streams its 64 or 128 rows of B over the whole K with
+//    12–16 slices in flight and nothing to add up afterwards. Measured on the H200 against rung
+//    03's skinny path (op nt, µs f16 / f32, same run): 16×4096×4096 16.9 / 16.9 → 14.3 / 14.5,
+//    1×4096×4096 16.6 / 16.1 → 14.5 / 14.3, 32×4096×4096 18.6 / 18.4 → 16.6 / 16.2,
+//    16×8192×8192 39.8 / 39.9 → 37.6 / 38.2, 16×14336×4096 35.8 / 35.1 → 34.4 / 34.1,
+//    16×4096×14336 38.1 / 38.0 → 35.3 / 35.6 (small_tiles.h: swapped_tile_rows says where).
 //  * Rung 03 hands this kernel the problems "auto" gives it whose tiles fit in one wave
 //    (small_tiles.h).
 #include "common/occupancy.h"
@@ -33,9 +42,19 @@ std::int64_t tiles(const Problem& p) {
   return ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
 }
 
-/// The largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only) that cuts
-/// C into at least 3/4 as many tiles as there are SMs, else the smallest.
+/// Whether p is a decode shape that runs swapped (small_tiles.h: kSwappedMaxRows, swapped_tile_rows).
+bool runs_swapped(const Problem& p) {
+  return takes_skinny_path(p) && p.m <= kSwappedMaxRows && swapped_tile_rows(p.n, sm_count()) > 0;
+}
+
+/// For a decode shape that runs swapped, the tiles of the swapped problem (C^T); otherwise the
+/// largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only) that cuts C
+/// into at least 3/4 as many tiles as there are SMs, else the smallest.
 TileChoice choose_tiles(const Problem& p) {
+  if (runs_swapped(p)) {
+    const int bm = swapped_tile_rows(p.n, sm_count());
+    return {bm, p.m <= 16 ? 16 : 32, (p.n + bm - 1) / bm, true};
+  }
   const std::int64_t enough = std::max(1, sm_count() * 3 / 4);
   const bool narrow_ok = !b_mn_major(p);
   if (tiles<128, 64>(p) >= enough) return {128, 64, tiles<128, 64>(p)};
@@ -44,21 +63,33 @@ TileChoice choose_tiles(const Problem& p) {
   return {64, 16, tiles<64, 16>(p)};
 }
 
+/// Runs the swapped problem q on tiles of bm rows by BN columns, C written transposed.
+template <int BN>
+Status launch_swapped(const Problem& q, int bm, cudaStream_t stream, std::string* message) {
+  if (bm == 128) return launch_one_warpgroup<DeepestRing<128, BN, /*TRANSPOSED_C=*/true>>(q, stream, message);
+  return launch_one_warpgroup<DeepestRing<64, BN, /*TRANSPOSED_C=*/true>>(q, stream, message);
+}
+
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
   const TileChoice t = choose_tiles(p);
+  if (t.swapped)
+    return t.bn == 16 ? launch_swapped<16>(swapped(p), t.bm, stream, message)
+                      : launch_swapped<32>(swapped(p), t.bm, stream, message);
   if (t.bm == 128) return launch_one_warpgroup<DeepestRing<128, 64>>(p, stream, message);
   if (t.bn == 64) return launch_one_warpgroup<DeepestRing<64, 64>>(p, stream, message);
   if (t.bn == 32) return launch_one_warpgroup<DeepestRing<64, 32>>(p, stream, message);
   return launch_one_warpgroup<DeepestRing<64, 16>>(p, stream, message);
 }
 
-/// "auto" takes this entry when C has fewer 128×128 tiles than the GPU has SMs, except where rung
-/// 03 is faster: its skinny path (M ≤ 64, op(A) = N) unless M > 32 and K ≤ 4096 (measured, nt
+/// "auto" takes this entry for the decode shapes it runs swapped, and when C has fewer 128×128
+/// tiles than the GPU has SMs, except where rung 03 is faster: its skinny path (M ≤ 64, op(A) = N)
+/// where it does not run swapped, unless M > 32 and K ≤ 4096 (measured, nt
 /// f16: 32×8192×8192 45 µs there against 77 here, 1×8192×8192 42 against 76, 32×4096×4096 16
 /// against 19; but 64×4096×4096 18 there against 14 here), and K so long and C so small that even
 /// 64×16 tiles leave most SMs idle (it splits K).
 bool auto_suits(const Problem& p) {
   const std::int64_t sms = sm_count();
+  if (runs_swapped(p)) return true;
   if (sms == 0 || tiles<128, 128>(p) >= sms) return false;
   if (takes_skinny_path(p) && !(p.m > 32 && p.k <= 4096)) return false;
   const std::int64_t smallest = b_mn_major(p) ? tiles<64, 64>(p) : tiles<64, 16>(p);
@@ -69,7 +100,7 @@ bool auto_suits(const Problem& p) {
 
 const KernelEntry& entry_sm90_wgmma_tma_small_tiles() {
   static const KernelEntry e{{"sm90.wgmma_tma_small_tiles", "sm90", 4,
-                              "rung 01's kernel with tiles down to 64x16, a deep ring and a producer warp, so that small C still fills the SMs",
+                              "rung 01's kernel with tiles down to 64x16, a deep ring and a producer warp, so that small C still fills the SMs; decode shapes swapped",
                               90, 90, kAllOps, kBothAccums, 1, false},
                              &sm90_wgmma_tma_small_tiles::launch, /*auto_priority=*/25, &sm90::supports,
                              &sm90_wgmma_tma_small_tiles::auto_suits};

@@ -3,6 +3,9 @@
 // with 128×128 tiles; sm90.wgmma_tma_small_tiles (04) picks smaller tiles and a deeper ring per
 // problem, and adds a producer warp. What each part does is explained in 01_wgmma_tma.cu.
 //
+// TRANSPOSED_C (rung 04's decode shapes): p is the swapped problem, whose C is written transposed
+// into the caller's C (store_accumulators_transposed).
+//
 // PRODUCER_WARP: a fifth warp issues the copies and runs ahead through the ring on its own. In
 // rung 01 thread 0 refills a slot itself, after waiting for the other warps to release it, and
 // the warpgroup's next wgmma waits for thread 0; with a producer warp the consumers only wait for
@@ -20,18 +23,21 @@
 namespace hgemm::detail::sm90 {
 
 /// A tile of BM (64 or 128) rows by BN columns of C, with a ring of STAGES k-slices, filled by
-/// thread 0 of the warpgroup or by a producer warp of its own.
-template <int BM_, int BN_, int STAGES_, bool PRODUCER_WARP_ = false>
+/// thread 0 of the warpgroup or by a producer warp of its own; TRANSPOSED_C: the problem is a
+/// swapped one (sm90::swapped), whose C is written transposed into the caller's C (a separate
+/// instantiation: a run-time choice of the store made the f16 kernels 2–5% slower).
+template <int BM_, int BN_, int STAGES_, bool PRODUCER_WARP_ = false, bool TRANSPOSED_C_ = false>
 struct OneWarpgroupTiles {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
-  static constexpr bool PRODUCER_WARP = PRODUCER_WARP_;
+  static constexpr bool PRODUCER_WARP = PRODUCER_WARP_, TRANSPOSED_C = TRANSPOSED_C_;
   static_assert(BM == 64 || BM == 128, "one warpgroup covers 64 rows per wgmma, at most two of them");
 };
 
 /// The deepest ring of BM×BN tiles that fits the shared memory of a CTA (at most 16 slots), with
 /// a producer warp.
-template <int BM, int BN>
-using DeepestRing = OneWarpgroupTiles<BM, BN, std::min(16, (227 * 1024 - 2048) / ((BM + BN) * BK * 2)), true>;
+template <int BM, int BN, bool TRANSPOSED_C = false>
+using DeepestRing =
+    OneWarpgroupTiles<BM, BN, std::min(16, (227 * 1024 - 2048) / ((BM + BN) * BK * 2)), true, TRANSPOSED_C>;
 
 /// Up to this many tile rows, the CTAs take C's tiles column by column (OneWarpgroupKernel::tile_origin).
 constexpr int kColumnOrderMaxTileRows = 8;
@@ -134,7 +140,10 @@ struct OneWarpgroupKernel {
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h) {
       fence_accumulators(acc[h]);
-      store_accumulators<BN>(p, m0 + 64 * h, n0, acc[h]);
+      if constexpr (T::TRANSPOSED_C)
+        store_accumulators_transposed<BN>(p, m0 + 64 * h, n0, acc[h]);
+      else
+        store_accumulators<BN>(p, m0 + 64 * h, n0, acc[h]);
     }
   }
 };
@@ -150,7 +159,7 @@ struct OneWarpgroup {
       OneWarpgroupKernel<std::conditional_t<B_MN && (T::BN < 64), DeepestRing<T::BM, 64>, T>, A_MN, B_MN, Acc>;
 };
 
-/// Runs tiles T over p, one CTA per tile.
+/// Runs tiles T over p, one CTA per tile (p the swapped problem when T::TRANSPOSED_C).
 template <typename T>
 Status launch_one_warpgroup(const Problem& p, cudaStream_t stream, std::string* message) {
   if (b_mn_major(p) && T::BN < 64) {
