@@ -54,11 +54,19 @@ TEST_F(ApiGpu, AutoPicksTheTopRungThatSupportsTheProblem) {
             hopper ? top : "mma.m16n8k16_stages_swizzle");
   EXPECT_EQ(resolve(Op::N, Op::N, Accum::F32, 1024, 1024, 1024, a.get(), b.get(), c.get()),
             hopper ? small : "mma.m16n8k16_stages_swizzle");
-  // Decode shapes (M <= 16, B stored N×K, aligned rows) go to the streaming kernel on any arch.
-  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F16, 16, 64, 64, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
-  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 1, 64, 64, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
+  // Decode shapes (M <= 16, B stored N×K, aligned rows) go to the streaming kernel, except on
+  // Hopper, where the sm90 rungs stream B faster: rung 04 swapped where its tiles fill one wave,
+  // rung 03's skinny path elsewhere.
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F16, 16, 64, 64, a.get(), b.get(), c.get()),
+            hopper ? top : "skinny.m16_mma_nt");
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 1, 64, 64, a.get(), b.get(), c.get()),
+            hopper ? top : "skinny.m16_mma_nt");
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F16, 16, 4096, 4096, a.get(), b.get(), c.get()),
+            hopper ? small : "skinny.m16_mma_nt");
   EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 17, 4096, 4096, a.get(), b.get(), c.get()),
-            hopper ? top : "mma.m16n8k16_stages_swizzle");
+            hopper ? small : "mma.m16n8k16_stages_swizzle");
+  EXPECT_EQ(resolve(Op::N, Op::T, Accum::F32, 16, 28672, 4096, a.get(), b.get(), c.get()),
+            hopper ? top : "skinny.m16_mma_nt");
   // ... but not a long K over few columns (auto_suits), which a split-K kernel spreads wider.
   EXPECT_NE(resolve(Op::N, Op::T, Accum::F32, 16, 64, 65536, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
 }

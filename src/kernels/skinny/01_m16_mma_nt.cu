@@ -19,7 +19,8 @@
 // Accumulates in f32 for both accumulation settings (memory-bound: the wider sum costs nothing).
 // Needs 16-byte-aligned A and B with lda, ldb multiples of 8 (Status::Misaligned otherwise) and
 // M ≤ 16 (Status::UnsupportedShape otherwise); any N, K and ldc. "auto" does not pick it for a
-// long K over fewer than 512 columns (see auto_suits).
+// long K over fewer than 512 columns (see auto_suits), nor on Hopper, where the sm90 rungs stream
+// B by TMA faster (its auto priority sits below theirs; docs/ladder.md, Decode shapes).
 #include "common/launch.cuh"
 #include "common/occupancy.h"
 #include "common/tc.cuh"
@@ -152,7 +153,7 @@ const KernelEntry& entry_skinny_m16_mma_nt() {
                               "M <= 16 against B stored NxK: one mma.sync per 8 columns fed by 16-byte loads straight "
                               "from global memory, K split over warps and reduced in a fixed order",
                               80, 0, kOpNT, kBothAccums, 8, false},
-                             &skinny_m16_mma_nt::launch, /*auto_priority=*/30,
+                             &skinny_m16_mma_nt::launch, /*auto_priority=*/19,
                              &skinny_m16_mma_nt::supports, &skinny_m16_mma_nt::auto_suits};
   return e;
 }
