@@ -42,19 +42,18 @@ std::int64_t tiles(const Problem& p) {
   return ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
 }
 
-/// Whether p is a decode shape that runs swapped (small_tiles.h: kSwappedMaxRows, swapped_tile_rows).
-bool runs_swapped(const Problem& p) {
-  return takes_skinny_path(p) && p.m <= kSwappedMaxRows && swapped_tile_rows(p.n, sm_count()) > 0;
+/// The tile height of p's swapped problem if p is a decode shape that runs swapped, else 0
+/// (small_tiles.h: kSwappedMaxRows, swapped_tile_rows).
+int swapped_rows(const Problem& p) {
+  if (!takes_skinny_path(p) || p.m > kSwappedMaxRows) return 0;
+  return swapped_tile_rows(p.n, sm_count());
 }
 
 /// For a decode shape that runs swapped, the tiles of the swapped problem (C^T); otherwise the
 /// largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only) that cuts C
 /// into at least 3/4 as many tiles as there are SMs, else the smallest.
 TileChoice choose_tiles(const Problem& p) {
-  if (runs_swapped(p)) {
-    const int bm = swapped_tile_rows(p.n, sm_count());
-    return {bm, p.m <= 16 ? 16 : 32, (p.n + bm - 1) / bm, true};
-  }
+  if (const int bm = swapped_rows(p); bm > 0) return {bm, p.m <= 16 ? 16 : 32, (p.n + bm - 1) / bm, true};
   const std::int64_t enough = std::max(1, sm_count() * 3 / 4);
   const bool narrow_ok = !b_mn_major(p);
   if (tiles<128, 64>(p) >= enough) return {128, 64, tiles<128, 64>(p)};
@@ -89,7 +88,7 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 /// 64×16 tiles leave most SMs idle (it splits K).
 bool auto_suits(const Problem& p) {
   const std::int64_t sms = sm_count();
-  if (runs_swapped(p)) return true;
+  if (swapped_rows(p) > 0) return true;
   if (sms == 0 || tiles<128, 128>(p) >= sms) return false;
   if (takes_skinny_path(p) && !(p.m > 32 && p.k <= 4096)) return false;
   const std::int64_t smallest = b_mn_major(p) ? tiles<64, 64>(p) : tiles<64, 16>(p);
