@@ -131,6 +131,19 @@ __device__ __forceinline__ void bulk_wait_all() {
 #endif
 }
 
+/// Stores four 8×8 matrices of halves to shared memory (stmatrix .x4): register i of every lane
+/// holds two halves of matrix i, at row lane / 4, columns 2 (lane % 4) and the next (the mma and
+/// wgmma D fragment's layout); lanes 8i .. 8i + 7 give the 16-byte-aligned addresses of matrix
+/// i's rows 0..7.
+__device__ __forceinline__ void stmatrix_x4(std::uint32_t row_address, std::uint32_t r0, std::uint32_t r1,
+                                            std::uint32_t r2, std::uint32_t r3) {
+#ifdef HGEMM_SM90A
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(row_address), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+#endif
+}
+
 /// Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA).
 __device__ __forceinline__ void fence_proxy_async() {
 #ifdef HGEMM_SM90A
@@ -179,6 +192,13 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(const void* start, unsi
   const std::uint64_t addr = (shared_address(start) & 0x3FFFF) >> 4;
   return addr | (std::uint64_t((lead_bytes >> 4) & 0x3FFF) << 16) |
          (std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32) | (std::uint64_t(1) << 62);
+}
+
+/// The descriptor `desc` with its start address moved `units` 16-byte units on: the descriptor of
+/// the same layout `16 · units` bytes further. Shared memory addresses are below 256 KiB, so the
+/// 14-bit start field never carries into the next field, and the add stays in the low word.
+__device__ __forceinline__ std::uint64_t desc_advanced(std::uint64_t desc, std::uint32_t units) {
+  return (desc & 0xFFFFFFFF00000000ull) | static_cast<std::uint32_t>(static_cast<std::uint32_t>(desc) + units);
 }
 
 // ------------------------------------------------------------------ registers and clusters

@@ -47,6 +47,10 @@ struct OperandTile {
     }
   }
 
+  /// How far desc(base, row, kk + 1) starts after desc(base, row, kk), in the descriptor's
+  /// 16-byte address units (desc_advanced).
+  static constexpr std::uint32_t kKStepUnits = MN_MAJOR ? 16 * kSwizzleRow / 16 : 32 / 16;
+
   /// Descriptor of the 64-or-more-row sub-tile starting at row `row` (a multiple of 64), for the
   /// k16 step `kk` (0..3) of the slice.
   __device__ static std::uint64_t desc(const std::uint8_t* base, int row, int kk) {
@@ -194,29 +198,45 @@ __device__ __forceinline__ int chunk_offset(int r, int c) { return r * kSwizzleR
 
 /// Writes a chunk's 16 half2 pairs per thread into `chunk`: pair i (i = 2u + h) holds row
 /// 16·warp + lane/4 + 8h, columns 8u + 2(lane % 4) and the next (the wgmma D fragment's order).
+/// Each pair is one element pair of an 8×8 block of C, so four stmatrix stores write the warp's
+/// 16 rows: store k takes pairs 4k .. 4k + 3, the blocks (u, h) = (2k, 0), (2k, 1), (2k + 1, 0),
+/// (2k + 1, 1), and lane l names row l % 8 of block l / 8. (Against one 4-byte store per pair
+/// through a generic pointer: 4 instructions instead of 16 plus their 64-bit address arithmetic.)
 template <typename PairAt>
 __device__ __forceinline__ void stage_chunk_pairs(std::uint8_t* chunk, PairAt&& pair_at) {
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, block = lane / 8;
+  const int r = warp * 16 + lane % 8 + 8 * (block % 2);
+  const std::uint32_t base = shared_address(chunk);
+  const auto bits = [](__half2 v) { return *reinterpret_cast<const std::uint32_t*>(&v); };
 #pragma unroll
-  for (int u = 0; u < 8; ++u)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = warp * 16 + lane / 4 + 8 * h;
-      *reinterpret_cast<__half2*>(chunk + chunk_offset(r, 8 * u + 2 * (lane % 4))) = pair_at(2 * u + h);
-    }
+  for (int k = 0; k < 4; ++k)
+    stmatrix_x4(base + chunk_offset(r, 8 * (2 * k + block / 2)), bits(pair_at(4 * k)), bits(pair_at(4 * k + 1)),
+                bits(pair_at(4 * k + 2)), bits(pair_at(4 * k + 3)));
+}
+
+/// Accumulator pair q rounded to half: what the TMA-store epilogue writes when alpha = 1 (half
+/// accumulators pass through as they are; floats round as alpha × v would for alpha = 1).
+__device__ __forceinline__ __half2 rounded_pair(const float* d, int q) { return __floats2half2_rn(d[2 * q], d[2 * q + 1]); }
+__device__ __forceinline__ __half2 rounded_pair(const std::uint32_t* d, int q) {
+  return *reinterpret_cast<const __half2*>(&d[q]);
 }
 
 /// Accumulator pair q scaled by alpha and rounded to half: what the TMA-store epilogue writes.
-template <typename Reg>
+/// SCALED = false: alpha is 1, and the pair is only rounded (the same halves, no multiplies).
+template <bool SCALED = true, typename Reg>
 __device__ __forceinline__ __half2 scaled_pair(const Reg* d, int q, float alpha) {
-  const float2 v = accumulator_pair(d, q);
-  return __floats2half2_rn(alpha * v.x, alpha * v.y);
+  if constexpr (!SCALED) {
+    return rounded_pair(d, q);
+  } else {
+    const float2 v = accumulator_pair(d, q);
+    return __floats2half2_rn(alpha * v.x, alpha * v.y);
+  }
 }
 
 /// Writes alpha × columns [64j, 64j + 64) of one warpgroup's m64nN accumulators into `chunk`.
-template <int N, typename Reg>
+template <int N, bool SCALED = true, typename Reg>
 __device__ __forceinline__ void stage_c_chunk(std::uint8_t* chunk, const Reg* d, int j, float alpha) {
-  stage_chunk_pairs(chunk, [&](int i) { return scaled_pair(d, 16 * j + i, alpha); });
+  stage_chunk_pairs(chunk, [&](int i) { return scaled_pair<SCALED>(d, 16 * j + i, alpha); });
 }
 
 /// CHUNKS 64-column chunks of one warpgroup's m64nN tile of C as they will be stored (scaled_pair,
@@ -228,10 +248,10 @@ struct PackedC {
 };
 
 /// Packs chunks [FIRST, FIRST + CHUNKS) of accumulators d.
-template <int FIRST, int CHUNKS, typename Reg>
+template <int FIRST, bool SCALED = true, int CHUNKS, typename Reg>
 __device__ __forceinline__ void pack_c(PackedC<CHUNKS>& c, const Reg* d, float alpha) {
 #pragma unroll
-  for (int q = 0; q < 16 * CHUNKS; ++q) c.pair[q] = scaled_pair(d, 16 * FIRST + q, alpha);
+  for (int q = 0; q < 16 * CHUNKS; ++q) c.pair[q] = scaled_pair<SCALED>(d, 16 * FIRST + q, alpha);
 }
 
 /// Writes packed chunk J (counted from the first packed one) into `chunk`, as stage_c_chunk would.

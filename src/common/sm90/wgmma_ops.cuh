@@ -2,7 +2,8 @@
 // One inline-asm wrapper per wgmma.mma_async shape the sm90 kernels use: m64nNk16, A and B from
 // shared-memory descriptors, D in registers (float: N/2 registers per thread; half: N/4 registers,
 // each a packed half2). TA/TB are the transpose immediates: 0 = K-major, 1 = MN-major operand.
-// D += A·B always (the scale-d predicate is true): accumulators start from explicit zeros.
+// D = A·B + D, or D = A·B when `accumulate` is false (the scale-d predicate): a tile's first
+// wgmma can start from whatever the registers hold instead of from explicit zeros.
 #pragma once
 
 #include <cstdint>
@@ -15,14 +16,15 @@ template <> struct WgmmaOp<16, float> {
   static constexpr int kRegs = 8;
   using Reg = float;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %12, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {"
         "%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %10, %11;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -31,14 +33,15 @@ template <> struct WgmmaOp<16, __half> {
   static constexpr int kRegs = 4;
   using Reg = std::uint32_t;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %8, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16 {"
         "%0, %1, %2, %3}, %4, %5, p, 1, 1, %6, %7;\n}\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -47,7 +50,8 @@ template <> struct WgmmaOp<32, float> {
   static constexpr int kRegs = 16;
   using Reg = float;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %20, 0;\n"
@@ -55,7 +59,7 @@ template <> struct WgmmaOp<32, float> {
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, %18, %19;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -64,14 +68,15 @@ template <> struct WgmmaOp<32, __half> {
   static constexpr int kRegs = 8;
   using Reg = std::uint32_t;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %12, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16 {"
         "%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %10, %11;\n}\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -80,7 +85,8 @@ template <> struct WgmmaOp<64, float> {
   static constexpr int kRegs = 32;
   using Reg = float;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %36, 0;\n"
@@ -91,7 +97,7 @@ template <> struct WgmmaOp<64, float> {
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -100,7 +106,8 @@ template <> struct WgmmaOp<64, __half> {
   static constexpr int kRegs = 16;
   using Reg = std::uint32_t;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %20, 0;\n"
@@ -108,7 +115,7 @@ template <> struct WgmmaOp<64, __half> {
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, %18, %19;\n}\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
           "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -117,7 +124,8 @@ template <> struct WgmmaOp<128, float> {
   static constexpr int kRegs = 64;
   using Reg = float;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %68, 0;\n"
@@ -134,7 +142,7 @@ template <> struct WgmmaOp<128, float> {
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -143,7 +151,8 @@ template <> struct WgmmaOp<128, __half> {
   static constexpr int kRegs = 32;
   using Reg = std::uint32_t;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %36, 0;\n"
@@ -154,7 +163,7 @@ template <> struct WgmmaOp<128, __half> {
           "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
           "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
           "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -163,7 +172,8 @@ template <> struct WgmmaOp<256, float> {
   static constexpr int kRegs = 128;
   using Reg = float;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %132, 0;\n"
@@ -192,7 +202,7 @@ template <> struct WgmmaOp<256, float> {
           "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
           "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
@@ -201,7 +211,8 @@ template <> struct WgmmaOp<256, __half> {
   static constexpr int kRegs = 64;
   using Reg = std::uint32_t;
   template <int TA, int TB>
-  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+  __device__ __forceinline__ static void mma(Reg (&d)[kRegs], std::uint64_t desc_a, std::uint64_t desc_b,
+                                             bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %68, 0;\n"
@@ -218,7 +229,7 @@ template <> struct WgmmaOp<256, __half> {
           "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
           "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
           "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
-        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(static_cast<int>(accumulate)));
 #endif
   }
 };
