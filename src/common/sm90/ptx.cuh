@@ -124,13 +124,6 @@ __device__ __forceinline__ void bulk_wait_read() {
 #endif
 }
 
-/// Waits until every committed bulk store has completed (its writes are done).
-__device__ __forceinline__ void bulk_wait_all() {
-#ifdef HGEMM_SM90A
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-#endif
-}
-
 /// Stores four 8×8 matrices of halves to shared memory (stmatrix .x4): register i of every lane
 /// holds two halves of matrix i, at row lane / 4, columns 2 (lane % 4) and the next (the mma and
 /// wgmma D fragment's layout); lanes 8i .. 8i + 7 give the 16-byte-aligned addresses of matrix

@@ -15,7 +15,7 @@
 //    each warp its own 16 rows, which its first lane stores by TMA as soon as the warp has written
 //    them (no barrier across the warpgroup); TMA clips ragged edges (when beta = 0 and C is 16-byte
 //    aligned with ldc % 8 == 0). The consumers do not wait for the stores, and they stage the
-//    last chunks of a tile (all of them with f16 accumulators, half with f32) only once the next
+//    last chunks of a tile (half of a 256-wide one, all of a narrower one) only once the next
 //    tile's first wgmmas are running, so the tensor cores are not idle for them. When beta = 0
 //    but C is not TMA-aligned, the consumers copy the staged chunks out row by row themselves,
 //    with 16-byte stores (realigned to each row's start) instead of stores spread over 8 rows.
@@ -133,12 +133,12 @@ struct Kernel {
 
   static __device__ void produce(Smem& s, const Schedule& sched, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                  int rank) {
-    int it = 0;  // slices issued so far, over all tiles: the ring position
+    unsigned it = 0;  // slices issued so far, over all tiles: the ring position
     const int g = blockIdx.x / CLUSTER, units = sched.units(g);
     for (int i = 0; i < units; ++i) {
       const Unit u = sched.unit(g, i);
       for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
-        const int slot = it % STAGES;
+        const unsigned slot = it % STAGES;
         mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
         fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, u.m0 + rank * BM, u.n0, kt, rank, CLUSTER,
                   CLUSTER > 1 ? (1u << CLUSTER) - 1 : 0);
@@ -146,7 +146,7 @@ struct Kernel {
     }
   }
 
-  static __device__ void release(Smem& s, int it) {
+  static __device__ void release(Smem& s, unsigned it) {
     if (threadIdx.x % 32 != 0) return;
     if (CLUSTER == 1)
       mbar_arrive(&s.empty[it % STAGES]);
@@ -160,9 +160,12 @@ struct Kernel {
   /// accumulates: they are packed to halves (PackedC) and the consumer starts the next tile at
   /// once, staging one of them after each of that tile's slices is issued to the tensor cores.
   /// With fp32 accumulators, 256 columns and its ring, only half the tile fits in the consumer's
-  /// registers next to the next tile's accumulators.
+  /// registers next to the next tile's accumulators. (Until the sixteenth session the code meant
+  /// to defer all four chunks of an f16 tile but tested the register's size, 4 bytes for both.)
   static constexpr int kChunks = BN / kCChunkCols;
-  static constexpr int kDeferred = sizeof(typename Mma::Reg) == 4 && BN == 256 ? kChunks / 2 : kChunks;
+  /// Half of a 256-wide tile with either accumulator: f16 accumulators could wait as all four
+  /// chunks, and that measured the same (sixteenth session, 4096³ and 8192³ within ±0.5%).
+  static constexpr int kDeferred = BN == 256 ? kChunks / 2 : kChunks;
   static constexpr int kEager = kChunks - kDeferred;
   struct PendingC {
     PackedC<kDeferred> c;
@@ -194,13 +197,23 @@ struct Kernel {
   }
 
   /// Stores the first kEager chunks of a finished tile and packs the others into `pending`.
-  template <int... J>
+  /// SCALED = false when alpha = 1: the pairs are only rounded, not multiplied (the same halves;
+  /// 128 multiplies per fp32 thread less while the tensor cores wait for the next tile).
+  template <bool SCALED, int... J>
   static __device__ void store_tile(Smem& s, const CUtensorMap* map_c, const typename Mma::Reg* acc, int m0, int n0,
                                     int consumer, float alpha, PendingC& pending, std::integer_sequence<int, J...>) {
-    (store_chunk_by_tma<J>(s, map_c, m0, n0, consumer, [&](std::uint8_t* chunk) { stage_c_chunk<BN>(chunk, acc, J, alpha); }),
+    (store_chunk_by_tma<J>(s, map_c, m0, n0, consumer,
+                           [&](std::uint8_t* chunk) { stage_c_chunk<BN, SCALED>(chunk, acc, J, alpha); }),
      ...);
-    pack_c<kEager>(pending.c, acc, alpha);
+    pack_c<kEager, SCALED>(pending.c, acc, alpha);
     pending.m0 = m0, pending.n0 = n0, pending.next = kEager;
+  }
+  static __device__ void store_tile(Smem& s, const CUtensorMap* map_c, const typename Mma::Reg* acc, int m0, int n0,
+                                    int consumer, float alpha, PendingC& pending) {
+    if (alpha == 1.f)
+      store_tile<false>(s, map_c, acc, m0, n0, consumer, alpha, pending, std::make_integer_sequence<int, kEager>());
+    else
+      store_tile<true>(s, map_c, acc, m0, n0, consumer, alpha, pending, std::make_integer_sequence<int, kEager>());
   }
 
   /// Stores the next pending chunk, if any (the chunk index must be a compile-time constant for
@@ -269,24 +282,38 @@ struct Kernel {
                                  EpilogueMode mode, int rank, int consumer) {
     const int row = 64 * consumer;
     const unsigned barrier_id = 1 + consumer;  // a named barrier for the consumer's 128 threads
-    int it = 0;
+    unsigned it = 0;  // slices consumed so far, over all tiles: the ring position
     const int g = blockIdx.x / CLUSTER, units = sched.units(g);
+    // The slot-0 descriptors of this consumer's rows of A and of B; the others are steps from them.
+    const std::uint64_t desc_a = TileA::desc(s.stage[0].a, row, 0), desc_b = TileB::desc(s.stage[0].b, 0, 0);
+    constexpr std::uint32_t kSlotUnits = sizeof(Stage) / 16;
+    static_assert(sizeof(Stage) % 16 == 0, "slots start on 16-byte units");
     PendingC pending;  // the previous tile's C, stored while this one accumulates (TMA store only)
+    // A unit's first wgmma overwrites the accumulators (scale-d = 0) instead of adding to zeros
+    // written after the previous unit's epilogue, which the tensor cores would wait for. Not with
+    // stream-K or the skinny tiles: there ptxas spills or serializes the wgmmas when the
+    // accumulators live from one unit to the next, and they are zeroed per unit.
+    constexpr bool kOverwrite = !C::STREAM_K && !C::SKINNY;
+    typename Mma::Reg acc[Mma::kRegs];
+    if constexpr (kOverwrite) zero_accumulators(acc);
+    // The next unit is worked out while the current one's first wgmmas run, not between tiles.
+    Unit next = units > 0 ? sched.unit(g, 0) : Unit{};
     for (int i = 0; i < units; ++i) {
-      const Unit u = sched.unit(g, i);
+      const Unit u = next;
       const int m0 = u.m0 + rank * BM + row, n0 = u.n0;  // this consumer's 64 rows
-      typename Mma::Reg acc[Mma::kRegs];
-      zero_accumulators(acc);
+      if constexpr (!kOverwrite) zero_accumulators(acc);
       for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
-        const int slot = it % STAGES;
+        const unsigned slot = it % STAGES;
         mbar_wait(&s.full[slot], (it / STAGES) & 1);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)
-          Mma::template mma<TileA::kTranspose, TileB::kTranspose>(acc, TileA::desc(s.stage[slot].a, row, kk),
-                                                                  TileB::desc(s.stage[slot].b, 0, kk));
+          Mma::template mma<TileA::kTranspose, TileB::kTranspose>(
+              acc, desc_advanced(desc_a, slot * kSlotUnits + kk * TileA::kKStepUnits),
+              desc_advanced(desc_b, slot * kSlotUnits + kk * TileB::kKStepUnits), !kOverwrite || kk > 0 || kt > u.k_begin);
         wgmma_commit();
         if constexpr (!C::SKINNY) store_next_chunk(s, map_c, pending, consumer);  // while the wgmmas run
+        if (kt == u.k_begin && i + 1 < units) next = sched.unit(g, i + 1);
         wgmma_wait<1>();
         if (kt > u.k_begin) release(s, it - 1);
       }
@@ -309,7 +336,7 @@ struct Kernel {
       if (mode.partials)
         store_partials<BN>(p, mode.partials + u.split * p.m * p.n, m0, n0, acc);
       else if (mode.tma_store)
-        store_tile(s, map_c, acc, m0, n0, consumer, p.alpha, pending, std::make_integer_sequence<int, kEager>());
+        store_tile(s, map_c, acc, m0, n0, consumer, p.alpha, pending);
       else if (mode.staged_rows)
         store_by_rows(s, p, acc, m0, n0, consumer);
       else if (C::SKINNY)
@@ -318,7 +345,9 @@ struct Kernel {
         store_accumulators<BN>(p, m0, n0, acc);
     }
     if constexpr (!C::SKINNY) store_pending(s, map_c, pending, consumer);
-    if (mode.tma_store && threadIdx.x % 32 == 0) bulk_wait_all();
+    // The stores must have read this CTA's shared memory before it exits; their writes to C
+    // complete before the grid does.
+    if (mode.tma_store && threadIdx.x % 32 == 0) bulk_wait_read<0>();
   }
 
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
