@@ -133,12 +133,12 @@ struct EpilogueMode {
   int cluster_splits = 1;    ///< > 1: the splits of a tile add up inside its cluster
 };
 
+/// A half2 as the 32-bit register that f16 wgmma accumulators and stmatrix operands are, and back.
+__device__ __forceinline__ __half2 half2_from_bits(std::uint32_t bits) { return *reinterpret_cast<const __half2*>(&bits); }
+__device__ __forceinline__ std::uint32_t half2_bits(__half2 v) { return *reinterpret_cast<const std::uint32_t*>(&v); }
+
 __device__ __forceinline__ float2 accumulator_pair(const float* d, int q) { return make_float2(d[2 * q], d[2 * q + 1]); }
-__device__ __forceinline__ float2 accumulator_pair(const std::uint32_t* d, int q) {
-  __half2 h;
-  *reinterpret_cast<std::uint32_t*>(&h) = d[q];
-  return __half22float2(h);
-}
+__device__ __forceinline__ float2 accumulator_pair(const std::uint32_t* d, int q) { return __half22float2(half2_from_bits(d[q])); }
 
 /// Calls f(r, c, v) for each accumulator pair this thread holds of one warpgroup's m64nN wgmma
 /// tile starting at (row0, col0): v = the values at (r, c) and (r, c + 1). Fragment layout (PTX
@@ -207,19 +207,16 @@ __device__ __forceinline__ void stage_chunk_pairs(std::uint8_t* chunk, PairAt&& 
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, block = lane / 8;
   const int r = warp * 16 + lane % 8 + 8 * (block % 2);
   const std::uint32_t base = shared_address(chunk);
-  const auto bits = [](__half2 v) { return *reinterpret_cast<const std::uint32_t*>(&v); };
 #pragma unroll
   for (int k = 0; k < 4; ++k)
-    stmatrix_x4(base + chunk_offset(r, 8 * (2 * k + block / 2)), bits(pair_at(4 * k)), bits(pair_at(4 * k + 1)),
-                bits(pair_at(4 * k + 2)), bits(pair_at(4 * k + 3)));
+    stmatrix_x4(base + chunk_offset(r, 8 * (2 * k + block / 2)), half2_bits(pair_at(4 * k)),
+                half2_bits(pair_at(4 * k + 1)), half2_bits(pair_at(4 * k + 2)), half2_bits(pair_at(4 * k + 3)));
 }
 
 /// Accumulator pair q rounded to half: what the TMA-store epilogue writes when alpha = 1 (half
 /// accumulators pass through as they are; floats round as alpha × v would for alpha = 1).
 __device__ __forceinline__ __half2 rounded_pair(const float* d, int q) { return __floats2half2_rn(d[2 * q], d[2 * q + 1]); }
-__device__ __forceinline__ __half2 rounded_pair(const std::uint32_t* d, int q) {
-  return *reinterpret_cast<const __half2*>(&d[q]);
-}
+__device__ __forceinline__ __half2 rounded_pair(const std::uint32_t* d, int q) { return half2_from_bits(d[q]); }
 
 /// Accumulator pair q scaled by alpha and rounded to half: what the TMA-store epilogue writes.
 /// SCALED = false: alpha is 1, and the pair is only rounded (the same halves, no multiplies).
