@@ -231,6 +231,9 @@ struct Kernel {
   static __device__ void store_next_chunk(Smem& s, const CUtensorMap* map_c, PendingC& pending, int consumer) {
     store_next_chunk(s, map_c, pending, consumer, std::make_integer_sequence<int, kDeferred>());
   }
+  /// The first slices of a unit, under which the previous tile's pending chunks are stored (one
+  /// per slice) and the next unit is worked out.
+  static constexpr int kEarlySlices = kDeferred > 1 ? kDeferred : 1;
   static __device__ void store_pending(Smem& s, const CUtensorMap* map_c, PendingC& pending, int consumer) {
 #pragma unroll 1
     while (pending.next < kChunks) store_next_chunk(s, map_c, pending, consumer);
@@ -312,8 +315,10 @@ struct Kernel {
               acc, desc_advanced(desc_a, slot * kSlotUnits + kk * TileA::kKStepUnits),
               desc_advanced(desc_b, slot * kSlotUnits + kk * TileB::kKStepUnits), !kOverwrite || kk > 0 || kt > u.k_begin);
         wgmma_commit();
-        if constexpr (!C::SKINNY) store_next_chunk(s, map_c, pending, consumer);  // while the wgmmas run
-        if (kt == u.k_begin && i + 1 < units) next = sched.unit(g, i + 1);
+        if (kt < u.k_begin + kEarlySlices) {  // while the wgmmas run; one test in the other slices
+          if constexpr (!C::SKINNY) store_next_chunk(s, map_c, pending, consumer);
+          if (kt == u.k_begin && i + 1 < units) next = sched.unit(g, i + 1);
+        }
         wgmma_wait<1>();
         if (kt > u.k_begin) release(s, it - 1);
       }
@@ -353,9 +358,13 @@ struct Kernel {
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
                                              const CUtensorMap& map_c, EpilogueMode mode) {
     Smem& s = aligned_smem<Smem>();
-    // rank: the CTA's place in a cluster along M (a cluster split-K launch of CLUSTER = 1 has its
-    // splits along the cluster instead, and takes them from the schedule).
-    const int warpgroup = threadIdx.x / 128, rank = CLUSTER > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
+    // The warpgroup index as a broadcast, which the compiler knows to be warp-uniform: what derives
+    // from it, the consumer's descriptors among them, then lives in uniform registers (the k-loop
+    // went from about 80 to about 60 instructions per warp and slice, sixteenth to seventeenth
+    // session). rank: the CTA's place in a cluster along M (a cluster split-K launch of
+    // CLUSTER = 1 has its splits along the cluster instead, and takes them from the schedule).
+    const int warpgroup = __shfl_sync(0xffffffff, static_cast<int>(threadIdx.x / 128), 0);
+    const int rank = CLUSTER > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
     const Schedule sched(p.m, p.n, p.k, mode.splits, gridDim.x / CLUSTER, C::STREAM_K);
 
     if (threadIdx.x == 0) {
