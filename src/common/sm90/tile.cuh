@@ -47,17 +47,19 @@ struct OperandTile {
     }
   }
 
-  /// How far desc(base, row, kk + 1) starts after desc(base, row, kk), in the descriptor's
-  /// 16-byte address units (desc_advanced).
-  static constexpr std::uint32_t kKStepUnits = MN_MAJOR ? 16 * kSwizzleRow / 16 : 32 / 16;
+  /// How far desc(base, row, kk + 1) starts after desc(base, row, kk): K-major, the k16 step
+  /// moves 32 B inside the swizzled row; MN-major, it moves 16 rows of 128 B. In bytes, and in the
+  /// descriptor's 16-byte address units (desc_advanced).
+  static constexpr int kKStepBytes = MN_MAJOR ? 16 * kSwizzleRow : 32;
+  static constexpr std::uint32_t kKStepUnits = kKStepBytes / 16;
 
   /// Descriptor of the 64-or-more-row sub-tile starting at row `row` (a multiple of 64), for the
   /// k16 step `kk` (0..3) of the slice.
   __device__ static std::uint64_t desc(const std::uint8_t* base, int row, int kk) {
-    if constexpr (!MN_MAJOR)  // rows of 128 B; the k16 step moves 32 B inside the swizzled row
-      return smem_desc_sw128(base + row * kSwizzleRow + kk * 32, 16, kAtomBytes);
-    else  // 64-wide blocks kBlockBytes apart; the k16 step moves 16 rows of 128 B
-      return smem_desc_sw128(base + (row / 64) * kBlockBytes + kk * 16 * kSwizzleRow, kBlockBytes, kAtomBytes);
+    if constexpr (!MN_MAJOR)  // rows of 128 B
+      return smem_desc_sw128(base + row * kSwizzleRow + kk * kKStepBytes, 16, kAtomBytes);
+    else  // 64-wide blocks kBlockBytes apart
+      return smem_desc_sw128(base + (row / 64) * kBlockBytes + kk * kKStepBytes, kBlockBytes, kAtomBytes);
   }
 
  private:
