@@ -5,6 +5,8 @@
 // tile), and parks come first in their runs, so no cluster waits for one that is itself waiting.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 #include <string>
@@ -107,6 +109,30 @@ TEST(TileSchedule, WholeTilesAndSplitsCoverEverySliceOnce) {
   const Wide empty_k(4096, 4096, 0, 1, kH200WideClusters, false);  // K = 0 never launches, but plans
   EXPECT_EQ(empty_k.splits, 1);
   EXPECT_FALSE(wants_stream_k(empty_k));
+}
+
+// Whole tiles go to the fewest clusters that take as many rounds as all of them would.
+TEST(TileSchedule, BalancedClustersKeepTheRoundsAndEvenTheLoad) {
+  EXPECT_EQ(balanced_clusters(256, kH200WideClusters), 64) << "4096^3: 4 rounds either way";
+  EXPECT_EQ(balanced_clusters(1024, kH200WideClusters), 64) << "8192x8192x1024: 16 rounds";
+  EXPECT_EQ(balanced_clusters(896, kH200WideClusters), 64) << "4096x14336x4096: 14 rounds";
+  EXPECT_EQ(balanced_clusters(66, kH200WideClusters), 66);
+  EXPECT_EQ(balanced_clusters(67, kH200WideClusters), 34) << "two rounds";
+  EXPECT_EQ(balanced_clusters(10, kH200WideClusters), 10) << "fewer units than clusters: one each";
+  EXPECT_EQ(balanced_clusters(0, kH200WideClusters), 0);
+  for (int fit : {1, 5, 64, 66, 132})
+    for (int units = 1; units <= 5000; ++units) {
+      const int g = balanced_clusters(units, fit);
+      const int rounds = (units + fit - 1) / fit;
+      ASSERT_GE(g, 1);
+      ASSERT_LE(g, fit);
+      ASSERT_EQ((units + g - 1) / g, rounds) << units << " units on " << fit << " clusters";
+      if (g > 1) ASSERT_GT((units + g - 2) / (g - 1), rounds) << "one cluster fewer would take another round";
+      const Wide s(256ll * units, 256, 256, 1, g, false);  // one tile column: `units` tiles
+      int most = 0, least = INT_MAX;
+      for (int c = 0; c < g; ++c) most = std::max(most, s.units(c)), least = std::min(least, s.units(c));
+      ASSERT_LE(most - least, 1) << units << " units on " << g << " clusters";
+    }
 }
 
 TEST(TileSchedule, StreamKCoversEverySliceOnceAndPairsHandOvers) {

@@ -170,6 +170,15 @@ bool wants_stream_k_for_few_tiles(const S& one) {
   return static_cast<long long>(one.tiles) * one.slices >= 2ll * one.clusters;
 }
 
+/// The clusters a schedule of `units` whole units runs on, of the `fit` that fit at once: as few
+/// as take the same number of rounds as all of them would, so every cluster gets the same number
+/// of units (or one fewer).
+inline int balanced_clusters(int units, int fit) {
+  if (units <= fit) return units;
+  const int rounds = (units + fit - 1) / fit;
+  return (units + rounds - 1) / rounds;
+}
+
 /// The clusters a stream-K schedule runs on, of the `one.clusters` that fit. With at most half as
 /// many tiles as clusters (wants_stream_k_for_few_tiles), each tile gets the same number r of runs
 /// and the other clusters stay idle: every run then lies inside one tile, so no run parks the end
