@@ -2,15 +2,24 @@
 #   make run    build, then benchmark the ladder on the local GPU against cuBLAS: table on the
 #               console, JSON and PNG charts in bench/out/ (fails with a clear message without a GPU)
 #   make test   build, then run every test (GPU tests skip without a device)
+#   make deps   install what is missing (scripts/install-deps.sh); build runs it first, DEPS=0 skips it
 # Variables: BUILD (build folder), ARCHS (CUDA architectures, e.g. ARCHS=90a for an H100/H200 only).
 BUILD ?= build
 ARCHS ?= 80;89;90a
 JOBS ?= $(shell nproc)
 RUN_JSON ?= bench/out/hgemm-bench.json
+DEPS ?= 1
+# nvcc also from /usr/local/cuda/bin when it is not on PATH
+export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: build test run clean
+.PHONY: deps build test run clean
 
-build:
+deps:
+ifneq ($(DEPS),0)
+	scripts/install-deps.sh
+endif
+
+build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DHGEMM_CUDA_ARCHS="$(ARCHS)"
 	cmake --build $(BUILD) -j $(JOBS)
 
