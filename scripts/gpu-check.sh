@@ -30,6 +30,10 @@
 #   HGEMM_TEST_TIMEOUT  seconds allowed to the GPU test run (default 900)
 #   HGEMM_SANITIZE_FILTER  gtest filter of the sanitizer runs (default: every kernel family but cuBLAS)
 #   HGEMM_SANITIZE_TIMEOUT seconds allowed to each sanitizer run (default 300)
+#   HGEMM_RESULTS_PREFIX  prefix of the canonical copies of the JSON (default: the GPU's name, last
+#                       word lowercased, e.g. h200): bench-sm90-nn.json is also written as h200-sm90-nn.json
+#   HGEMM_RESULTS_DIR   where to copy those canonical files too (e.g. bench/results)
+#   decode    (step) the top rung and skinny.m16_mma_nt on decode shapes (bench-decode-<op>.json)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-bench/out/gpu-check}}
@@ -144,7 +148,7 @@ if want sm90; then
 fi
 
 if want unaligned; then
-  # Issue 7's odd shapes next to their aligned neighbours, and one shape per unaligned operand
+  # Ragged shapes next to their aligned neighbours, and one shape per unaligned operand
   # (N = 4095: only C; K = 4095: A and B, not C), for the top rung (HGEMM_SM90_TOP) and auto.
   shapes=4096x4096x4096,4095x4097x4093,4095x4095x4095,4096x4096x4096:ld4099,4096x4095x4096,4096x4096x4095
   shapes=$shapes,8192x8192x8192,8191x8191x8191
@@ -169,6 +173,16 @@ if want auto; then
     timeout 400 "$build/tools/hgemm-bench" --kernels auto --suite auto --op "$op" --accum both \
       --json "$out/bench-auto-$op.json" >>"$out/bench.txt" 2>>"$log"
     summary+=("bench auto $op: rc $?")
+  done
+fi
+
+if want decode; then
+  shapes=1x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,1x8192x8192,16x8192x8192,16x14336x4096
+  shapes=$shapes,16x4096x14336,4x14336x4096,16x1024x4096,16x28672x4096
+  for op in ${HGEMM_DECODE_OPS:-nt nn}; do
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-sm90.wgmma_tma_ws_persistent},skinny.m16_mma_nt" \
+      --shapes "$shapes" --op "$op" --accum both --iters 60 --json "$out/bench-decode-$op.json" >>"$out/bench.txt" 2>>"$log"
+    summary+=("bench decode $op: rc $?")
   done
 fi
 
@@ -210,6 +224,15 @@ if want python; then
     summary+=("python: not built (nanobind missing?)")
   fi
 fi
+
+# Canonical copies: bench-<suite>.json as <prefix>-<suite>.json (bench/results/README.md).
+prefix=${HGEMM_RESULTS_PREFIX:-$(echo "$gpu" | cut -d, -f1 | awk '{print tolower($NF)}')}
+for f in "$out"/bench-*.json "$out/banks_ncu.csv"; do
+  [ -f "$f" ] || continue
+  name=$(basename "$f"); name=${name#bench-}; [ "$name" = banks_ncu.csv ] && name=banks.csv
+  cp "$f" "$out/$prefix-$name"
+  if [ -n "${HGEMM_RESULTS_DIR:-}" ]; then mkdir -p "$HGEMM_RESULTS_DIR" && cp "$f" "$HGEMM_RESULTS_DIR/$prefix-$name"; fi
+done
 
 echo
 [ -f "$out/bench.txt" ] && cat "$out/bench.txt"
