@@ -1,6 +1,6 @@
 // 08_t8x8_hfma2.cu — cuda.t8x8_hfma2
 // Adds over 07_t8x8_f16x8_pack_bcf_dbuf: fp16 multiply-adds that use both of the SM's pipes that
-// execute them. nvcc already turns the seed's scalar __hfma into HFMA2 (two halves per
+// execute them. nvcc already turns the Toy-HGEMM report's scalar __hfma into HFMA2 (two halves per
 // instruction), but with A broadcast through an operand selector (HFMA2 R, a.H0_H0, b, c), and
 // such HFMA2s run on the FMA pipe only, no faster than scalar HFMA. An HFMA2 on plain registers can
 // also be issued to the tensor pipe (HFMA2.MMA in SASS), which is how the chip reaches its fp16
