@@ -16,8 +16,8 @@
 // double buffering as rung 07, with slices 32 deep (one barrier per 1024 HFMA2s per thread; the
 // 64 accumulators leave room for two blocks per SM and no deeper slice). Accumulating in half2 is
 // the point, so this entry implements f16 accumulation only. This file is compiled with ptxas -O1
-// (CMakeLists.txt): at -O3, with 128 registers, ptxas issues the next slice's global loads 70% of
-// the way through the math instead of before it; -O1 keeps them where they are written.
+// (CMakeLists.txt): at -O3, with 128 registers, ptxas issues the next slice's global loads late in
+// the math instead of before it; -O1 keeps them where they are written.
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_t8x8_hfma2 {
