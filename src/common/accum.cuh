@@ -1,5 +1,5 @@
-// The accumulator type of a kernel: __half (the seed's choice) or float (the library default).
-// mul_add is the one place where the two differ inside a main loop.
+// The accumulator type of a kernel: __half (the Toy-HGEMM report's choice) or float (the library
+// default). mul_add is the one place where the two differ inside a main loop.
 #pragma once
 
 #include <cuda_fp16.h>

@@ -6,7 +6,7 @@ namespace hgemm::detail {
 
 const std::vector<const KernelEntry*>& registry() {
   static const std::vector<const KernelEntry*> table = {
-      // CUDA-core ladder of the seed report, then one rung beyond it.
+      // CUDA-core ladder of the Toy-HGEMM technical report, then one rung beyond it.
       &entry_cuda_naive(),
       &entry_cuda_sliced_k(),
       &entry_cuda_t8x8_f16x4(),

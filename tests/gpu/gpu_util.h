@@ -59,7 +59,7 @@ struct Case {
   std::string name() const;  ///< e.g. "127x129x1000_nn_ab_ld"
 };
 
-/// The shape set of DESIGN.md "Correctness": tile multiples, primes and off-by-one sizes around
+/// The correctness shape set: tile multiples, primes and off-by-one sizes around
 /// every tile edge, K = 0, M or N = 0 and 1, alpha/beta ≠ 1/0, every op combination, ld > width,
 /// 2-byte-aligned pointers, exact small-integer data. HGEMM_TEST_MAX_DIM (environment) drops
 /// the cases with a larger dimension (for compute-sanitizer runs).

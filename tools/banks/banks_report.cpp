@@ -80,7 +80,7 @@ struct SeedRow {
   const char* b_write;
   const char* b_read;
 };
-// The seed report's table 9.4.
+// The Toy-HGEMM technical report's table 9.4.
 const SeedRow kSeedTable[] = {
     {"t_8x8_f16x4", "cuda.t8x8_f16x4", "none", "16-way", "2-way", "2-way"},
     {"bcf (transposed)", "cuda.t8x8_f16x4_bcf", "4-way", "2-way", "2-way", "2-way"},
@@ -185,7 +185,7 @@ std::string text_report(const std::vector<const KernelSmem*>& kernels, const std
 
 namespace {
 
-// Why the model and the seed's table 9.4 disagree, per seed row (the model's own numbers are
+// Why the model and the Toy-HGEMM report's table 9.4 disagree, per row of that table (the model's own numbers are
 // printed next to this text, so a change in a kernel shows up as a mismatch with it).
 const char* seed_explanation(const std::string& id) {
   if (id == "cuda.t8x8_f16x4")

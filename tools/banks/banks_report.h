@@ -1,4 +1,5 @@
-// Tables of hgemm-banks: the model per instruction, ncu's counters beside it, and the seed's claims.
+// Tables of hgemm-banks: the model per instruction, ncu's counters beside it, and the Toy-HGEMM
+// report's claims.
 #pragma once
 
 #include <cstdint>

@@ -262,9 +262,8 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
       }
 
       // Interleaved timing: every round launches each kernel once, in a rotating order, each
-      // launch on the next input set; all kernels get the same number of launches. (Until the
-      // tenth session a round's kernels shared one input set, and the second and third found B in
-      // L2: the decode shapes' medians swung by 20-30% with a kernel's place in the round.)
+      // launch on the next input set; all kernels get the same number of launches. Separate input
+      // sets keep a kernel from finding the previous kernel's B in L2.
       const int nk = static_cast<int>(timed.size());
       std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(nk) * opt.iters);
       for (auto& e : events) check_cuda(cudaEventCreate(&e), "cudaEventCreate");

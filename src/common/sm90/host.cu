@@ -152,11 +152,8 @@ __global__ void reduce_splits_transposed_kernel(Problem p, const float* partials
 // p is the swapped problem with few columns (the rows of C, at most kFewColumns): a block takes
 // kFewRows rows of p, one thread per element, reads their sums in p's order (consecutive threads,
 // consecutive floats) into shared memory and writes them along C's rows, so that both sides are
-// coalesced and every thread has work (the 32×32 tiles above would leave most threads idle).
-// Measured on the H200 (ncu): 1×8192×8192, 8192 elements, 5.6 µs with the 32×32 tiles. At
-// 16×4096×4096 reading down p's columns (strided by p.n floats, no shared memory) took 3.9 µs,
-// these tiles 3.3–3.4; in hgemm-bench (op nt, f16 / f32, µs) 18.0 / 18.4 → 17.5 / 17.7, and
-// 8×14336×4096 37.6 / 37.6 → 35.1 / 34.9.
+// coalesced and every thread has work (the 32×32 tiles above would leave most threads idle;
+// measured: docs/ladder.md#split-k).
 constexpr int kFewColumns = 16, kFewRows = 64;
 __global__ void reduce_splits_columns_kernel(Problem p, const float* partials, int splits) {
   __shared__ float tile[kFewColumns][kFewRows + 1];

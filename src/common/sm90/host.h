@@ -37,9 +37,8 @@ inline bool b_mn_major(const Problem& p) { return p.op_b == Op::N; }
 Status supports(const Problem& p, std::string* why);
 
 /// Whether C has so few 256×256 tiles (a quarter of the SMs or less) and K is so short (≤ 4096)
-/// that the 1-warpgroup rung's 128×128 tiles beat the larger-tile rungs: measured on the H200,
-/// 1024³ runs in 14 µs there against 19 (ws) and 31 µs (persistent, which splits K); 2048³ and
-/// up are a tie or go the other way. "auto" uses it to skip rungs 02 and 03 on such problems.
+/// that the 1-warpgroup rung's 128×128 tiles beat the larger-tile rungs (measured:
+/// docs/ladder.md#auto). "auto" uses it to skip rungs 02 and 03 on such problems.
 bool few_tiles_short_k(const Problem& p);
 
 /// Whether rung 03 runs p as C^T = op(B)^T·op(A)^T, few rows against many columns (M <= 64,

@@ -274,8 +274,7 @@ __device__ __forceinline__ uint4 chunk_halves8(const std::uint8_t* chunk, int r,
 /// Copies a chunk staged by stage_c_chunk to C(row0.., col0..), for any ldc and any alignment,
 /// with 16-byte stores: 8 threads per row, each storing one 16-byte-aligned unit of the row's
 /// 64 columns (8 units when the row starts on a 16-byte boundary, else 7, plus 8 single halves
-/// at the row's two ends). Skips what lies outside C. (Measured on the H200 at 4096×4095×4096,
-/// op nt: see docs/ladder.md, Unaligned shapes.)
+/// at the row's two ends). Skips what lies outside C. (measured: docs/ladder.md#unaligned-shapes)
 __device__ __forceinline__ void copy_chunk_rows(const Problem& p, const std::uint8_t* chunk, std::int64_t row0,
                                                 std::int64_t col0) {
   const int t = threadIdx.x % 128, u = t % 8;

@@ -104,8 +104,8 @@ struct TileSchedule {
 
 /// Splits of K that fill the GPU when C has fewer tiles than half the clusters that fit (skinny
 /// problems): each split keeps at least 4 slices, at most kMaxSplits splits (the reduction sums
-/// many splits in parallel, reduce_splits). 16×64×65536 has one tile: 16 splits of 4096 ran in
-/// 25 µs, 32 in 22 µs, 128 of 512 in 11.3 µs (cuBLAS: 14.2 µs f16, 10.6 µs f32).
+/// many splits in parallel, reduce_splits), so a one-tile C with a long K may take many splits
+/// (measured: docs/ladder.md#split-k).
 constexpr int kMaxSplits = 128;
 template <typename S>
 int choose_splits(const S& one) {
@@ -121,13 +121,8 @@ int choose_splits(const S& one) {
 /// or second pass. Splits: as many as the SMs allow per tile, each at least 2 slices deep; 0 (not
 /// this way) when C has enough tiles, or when both would allow more than kMaxClusterSplits
 /// (deep K over very few tiles: split-K or stream-K spread it wider).
-/// Measured on the H200 (op nt, µs f16 / f32, three rounds, the earlier path → cluster split-K):
-/// 128×2048×4096 (16 tiles, 8 splits) 17.4 / 18.8 → 15.3 / 15.8, 100×3000×2000 (24 tiles, 5)
-/// 15.4 / 16.1 → 14.5 / 14.5, 64×2000×1000 (skinny, 16 tiles, 8) 13.1 / 13.0 → 12.7 / 12.7,
-/// 16×4096×4096 (skinny, split-K before, 3 splits: 32 clusters of 4 do not all fit) 17.3 / 17.5 →
-/// 16.8 / 16.9; but against few-tile stream-K, 3 splits lose: 128×4096×4096 19.5 / 20.5 → 19.9 /
-/// 20.3, 128×4096×1024 12.8 / 13.7 → 13.5 / 14.0, 64×4096×4096 19.2 / 19.7 → 19.8 / 20.0, so
-/// there the cluster path needs kMinClusterSplits.
+/// Against few-tile stream-K, too few splits lose, so there the cluster path needs
+/// kMinClusterSplits (measured: docs/ladder.md#cluster-split-k).
 constexpr int kMaxClusterSplits = 8, kMinClusterSplits = 4;
 template <typename S>
 int choose_cluster_splits(const S& one) {
@@ -139,13 +134,9 @@ int choose_cluster_splits(const S& one) {
 
 /// Whether stream-K pays, for a schedule `one` of whole tiles over all the clusters that fit: the
 /// clusters left idle by the last round must add up to at least kStreamKMinIdleSlices slices per
-/// cluster (idle clusters × slices ≥ 24 × G). Measured on the H200 (op nt, f16 / f32, against
-/// whole tiles in the same run), stream-K costs about 15 µs (hand-over, L2 locality) against the
-/// idle time it wins back: 3000³ +15 / +12% (82% of the last round idle, 47 slices),
-/// 4096×4352×4096 +11 / +9% (88%, 64), 4096×3584×4096 +7 / +5% (61%, 64), 8192³ +1 / +1% (48%,
-/// 128); but 4096³ −2 / −5% (12%, 64), 8192×8192×1024 −1 / −3% (48%, 16), 4096×4352×512 −2 / −6%
-/// (88%, 8), and 1792×2048×4096 (56 tiles for 66 clusters) −8 / −15%: fewer tiles than clusters
-/// keep whole tiles (at most half as many: wants_stream_k_for_few_tiles).
+/// cluster (idle clusters × slices ≥ 24 × G): stream-K has a fixed cost (hand-over, L2 locality)
+/// that only enough idle time wins back. Fewer tiles than clusters keep whole tiles (at most half
+/// as many: wants_stream_k_for_few_tiles). (measured: docs/ladder.md#stream-k)
 constexpr int kStreamKMinIdleSlices = 24;
 
 template <typename S>
@@ -159,10 +150,7 @@ bool wants_stream_k(const S& one) {
 /// Whether a problem with too few tiles to fill the GPU (one that choose_splits would split)
 /// shares its slices out as stream-K runs instead: the runs' sums meet through the hand-over, in
 /// the kernel, instead of partial sums in workspace and a second pass; each run is at least two
-/// slices. Measured on the H200 (µs, op nt, f16 / f32, split-K → stream-K, same run):
-/// 1024³ 29.9 / 30.1 → 19.7 / 24.8, 256×4096×4096 38.8 / 39.7 → 27.0 / 32.7, 128×4096×4096 24.1 /
-/// 24.4 → 21.2 / 22.6, 128×8192×8192 54.7 / 55.1 → 45.1 / 46.8, 512×2048×8192 48.6 / 49.8 →
-/// 38.2 / 44.9; the one loss, 96×4096×4096 22.2 / 22.8 → 22.4 / 23.8 (op nn 1% / 4%).
+/// slices (measured: docs/ladder.md#stream-k).
 template <typename S>
 bool wants_stream_k_for_few_tiles(const S& one) {
   if (choose_splits(one) <= 1) return false;
@@ -185,8 +173,8 @@ inline int balanced_clusters(int units, int fit) {
 /// of one tile and then owns the next (whose hand-over waited for that park). r is the fewest runs
 /// of at most `max_run_slices` slices each (at least 2, at most clusters / tiles): each run past
 /// the first adds a parked set that the tile's owner reads after the others, while each run fewer
-/// leaves more SMs idle. Measured on the H200: kernels/sm90/03_wgmma_tma_ws_persistent.cu,
-/// max_run_slices.
+/// leaves more SMs idle (measured: docs/ladder.md#stream-k; the bound is
+/// kernels/sm90/03_wgmma_tma_ws_persistent.cu, max_run_slices).
 template <typename S>
 int stream_k_clusters(const S& one, int max_run_slices) {
   if (one.tiles * 2 > one.clusters) return one.clusters;

@@ -1,7 +1,8 @@
 // 01_naive.cu — cuda.naive
 // The textbook kernel: one thread per element of C, a K-long dot product read straight from
 // global memory. Nothing is reused: every A and B element is fetched N and M times (through the
-// caches), and each multiply-add needs two loads. Seed §3. This is the ladder's baseline.
+// caches), and each multiply-add needs two loads. Toy-HGEMM report §3. This is the ladder's
+// baseline.
 #include "common/accum.cuh"
 #include "common/epilogue.cuh"
 #include "common/launch.cuh"

@@ -3,8 +3,9 @@
 // (32×32) and B (32×32) is brought into shared memory once, each thread fetching one element of
 // each, and then read 32 times from there. Global traffic drops by the tile width (32×), but each
 // multiply-add still needs two shared-memory loads, and there are two barriers per slice.
-// Seed §4. Ragged edges: out-of-range elements are loaded as zero and every thread reaches
-// every barrier (the seed's kernel returns early on edges, before __syncthreads()).
+// Toy-HGEMM report §4. Ragged edges: out-of-range elements are loaded as zero and every thread
+// reaches every barrier (the Toy-HGEMM report's kernel returns early on edges, before
+// __syncthreads()).
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_sliced_k {

@@ -1,10 +1,10 @@
 // 03_t8x8_f16x4.cu — cuda.t8x8_f16x4
 // Adds over 02_sliced_k: thread tiling. A block of 256 threads owns a 128×128 tile of C and each
 // thread an 8×8 sub-tile held in registers, so one value of A (or B) read from shared memory
-// feeds 8 multiply-adds instead of 1: 64 FMAs per 16 shared loads per k (seed §5.2). K advances
-// in slices of BK = 8; each thread brings 4 halves of A and 4 of B per slice, as two half2 (f16x4).
-// Seed §5. The s_a[BM][BK] layout makes a warp's reads of A collide in shared-memory banks
-// (seed §6); the next rungs fix that.
+// feeds 8 multiply-adds instead of 1: 64 FMAs per 16 shared loads per k (Toy-HGEMM report §5.2). K
+// advances in slices of BK = 8; each thread brings 4 halves of A and 4 of B per slice, as two half2
+// (f16x4). Toy-HGEMM report §5. The s_a[BM][BK] layout makes a warp's reads of A collide in
+// shared-memory banks (Toy-HGEMM report §6); the next rungs fix that.
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_t8x8_f16x4 {

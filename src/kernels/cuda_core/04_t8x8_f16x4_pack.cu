@@ -2,7 +2,8 @@
 // Adds over 03_t8x8_f16x4: packed memory instructions. Each thread's 4 halves of A and of B
 // travel as one 64-bit load and one 64-bit shared store (LDST64BITS) instead of two half2, and
 // each row of its 8×8 C tile leaves as one 128-bit store instead of four half2: fewer load/store
-// instructions for the same bytes. Seed §2 ("LDST64BITS pack"). Shared-memory layout unchanged.
+// instructions for the same bytes. Toy-HGEMM report §2 ("LDST64BITS pack"). Shared-memory layout
+// unchanged.
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_t8x8_f16x4_pack {

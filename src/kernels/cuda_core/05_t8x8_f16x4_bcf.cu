@@ -3,9 +3,9 @@
 // values of A that a thread needs at one k lie side by side and come in as vectors, like B's.
 // Each thread's 8×8 tile is split into four 4×4 quadrants (rows ty·4 and 64 + ty·4, columns
 // tx·4 and 64 + tx·4): per k it reads two 64-bit (f16x4) pieces of A and two of B, and the 16
-// threads of a half-warp read 128 consecutive bytes of s_b — no bank conflict (seed §7.1–7.3).
-// The transposing store of A is scalar, and its rows 256 bytes apart share banks (seed §7.4);
-// the next rung pads them.
+// threads of a half-warp read 128 consecutive bytes of s_b — no bank conflict (Toy-HGEMM report
+// §7.1–7.3). The transposing store of A is scalar, and its rows 256 bytes apart share banks
+// (Toy-HGEMM report §7.4); the next rung pads them.
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_t8x8_f16x4_bcf {

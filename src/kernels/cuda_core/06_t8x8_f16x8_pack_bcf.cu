@@ -1,9 +1,9 @@
 // 06_t8x8_f16x8_pack_bcf.cu — cuda.t8x8_f16x8_pack_bcf
 // Adds over 05_t8x8_f16x4_bcf: padding and 128-bit fragments. Each row of s_a and s_b gets
 // OFFSET = 8 extra halves (16 bytes), so rows of the transposed A that are 4 apart no longer
-// start in the same bank and the scalar transposing stores stop colliding (seed §7.5–7.6). The
-// thread tile is contiguous again (rows ty·8.., columns tx·8..) and each thread reads it per k
-// as one 128-bit (f16x8) load of A and one of B; C rows leave as 128-bit stores.
+// start in the same bank and the scalar transposing stores stop colliding (Toy-HGEMM report
+// §7.5–7.6). The thread tile is contiguous again (rows ty·8.., columns tx·8..) and each thread
+// reads it per k as one 128-bit (f16x8) load of A and one of B; C rows leave as 128-bit stores.
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_t8x8_f16x8_pack_bcf {

@@ -3,9 +3,10 @@
 // block computes on one, each thread's global loads of the next slice are already in flight
 // into registers, and land in the other copy after the math. One barrier per slice instead of
 // two: the buffer written in step t was last read in step t−1, before that step's barrier.
-// Seed §8, with slices 16 deep instead of 8: a load then has 512 HFMA2s of math to hide behind
-// instead of 256, and each thread brings 8 halves of A and 8 of B per slice as 128-bit loads.
-// With the seed's 8-deep slices this rung measured 2-3% slower than rung 06 (docs/ladder.md).
+// Toy-HGEMM report §8, with slices 16 deep instead of 8: a load then has 512 HFMA2s of math to hide
+// behind instead of 256, and each thread brings 8 halves of A and 8 of B per slice as 128-bit
+// loads. With the Toy-HGEMM report's 8-deep slices this rung is slower than rung 06 (measured:
+// docs/ladder.md#double-buffering).
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_t8x8_f16x8_pack_bcf_dbuf {

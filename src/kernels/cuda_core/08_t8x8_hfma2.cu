@@ -1,23 +1,23 @@
 // 08_t8x8_hfma2.cu — cuda.t8x8_hfma2
 // Adds over 07_t8x8_f16x8_pack_bcf_dbuf: fp16 multiply-adds that use both of the SM's pipes that
-// execute them. nvcc already turns the seed's scalar __hfma into HFMA2 (two halves per
+// execute them. nvcc already turns the Toy-HGEMM report's scalar __hfma into HFMA2 (two halves per
 // instruction), but with A broadcast through an operand selector (HFMA2 R, a.H0_H0, b, c), and
-// such HFMA2s run on the FMA pipe only: 65.7 TFLOP/s on the H200 (hgemm-bench --peak), the same as
-// scalar HFMA. An HFMA2 on plain registers can also be issued to the tensor pipe (HFMA2.MMA in
-// SASS), which is how the chip reaches its 130.8 TFLOP/s fp16 CUDA-core peak.
+// such HFMA2s run on the FMA pipe only, no faster than scalar HFMA. An HFMA2 on plain registers can
+// also be issued to the tensor pipe (HFMA2.MMA in SASS), which is how the chip reaches its fp16
+// CUDA-core peak (measured: docs/ladder.md#hfma2).
 // So this rung multiplies in "dot form": each half2 holds two consecutive k, A as (a[i][k],
 // a[i][k+1]) and B as (b[k][j], b[k+1][j]), and one HFMA2 adds both products of a k-pair into the
 // two lanes of C[i][j]'s accumulator (even k in one lane, odd k in the other; the epilogue adds the
 // lanes). No operand is broadcast, so no selector, and ptxas splits the HFMA2s evenly between the
 // two pipes. Per k-pair a thread reads 8 rows of A and 8 columns of B (four 128-bit loads) for 64
-// HFMA2s; the k-loop alone, shared memory to registers, runs at 99 TFLOP/s on the H200.
+// HFMA2s (the k-loop alone, shared memory to registers: docs/ladder.md#hfma2).
 // On the way to shared memory A is transposed by k-pairs (4-byte stores) and B's row pairs are
 // interleaved (byte permutes). Same 128×128 block tile, 8×8 thread tile and register-staged
 // double buffering as rung 07, with slices 32 deep (one barrier per 1024 HFMA2s per thread; the
 // 64 accumulators leave room for two blocks per SM and no deeper slice). Accumulating in half2 is
 // the point, so this entry implements f16 accumulation only. This file is compiled with ptxas -O1
-// (CMakeLists.txt): at -O3, with 128 registers, ptxas issues the next slice's global loads 70% of
-// the way through the math instead of before it; -O1 keeps them where they are written (+4%).
+// (CMakeLists.txt): at -O3, with 128 registers, ptxas issues the next slice's global loads late in
+// the math instead of before it; -O1 keeps them where they are written.
 #include <cuda_runtime_api.h>  // __host__ __device__ for the layout below
 
 namespace hgemm::detail::cuda_t8x8_hfma2 {

@@ -13,9 +13,8 @@
 //    steps of loads in flight per warp, and their partial sums meet in shared memory in a fixed
 //    order: the result does not depend on timing (deterministic).
 //  * The grid is one wave: the widest blocks (GROUPS of 1, 2 or 4) that still give every SM its
-//    share of the columns. Measured on the H200, a second partial wave costs more than re-reading
-//    A (N = 8192: 4 groups, 38 µs against 48 µs with 2), and too few blocks leave bandwidth
-//    unused (N = 4096: 2 groups, 13 µs against 14 µs with 4; N = 1024: 1 group, 6.0 against 7.1 µs).
+//    share of the columns: a second partial wave costs more than re-reading A, and too few blocks
+//    leave bandwidth unused (measured: docs/ladder.md#decode-shapes).
 // Accumulates in f32 for both accumulation settings (memory-bound: the wider sum costs nothing).
 // Needs 16-byte-aligned A and B with lda, ldb multiples of 8 (Status::Misaligned otherwise) and
 // M ≤ 16 (Status::UnsupportedShape otherwise); any N, K and ldc. "auto" does not pick it for a

@@ -65,8 +65,8 @@ constexpr int kSmemLimit = 227 * 1024;  // per block on sm_90
 /// by multicast), STAGES ring slots; SKINNY: the kernel runs the swapped problem and writes its
 /// C^T into C transposed, from registers (or as fp32 partial sums, which reduce_splits adds and
 /// writes transposed, when K is split); STREAM_K: the schedule
-/// shares the last tiles' K between clusters (a separate instantiation: the schedule's stream-K
-/// branches cost 2–4% at K = 128 where they are never taken).
+/// shares the last tiles' K between clusters (a separate instantiation, so the stream-K branches
+/// cost nothing where they are never taken; measured: docs/ladder.md#stream-k).
 template <int BN_, int CLUSTER_, int STAGES_, bool SKINNY_, bool STREAM_K_ = false>
 struct Config {
   static constexpr int BN = BN_, CLUSTER = CLUSTER_, STAGES = STAGES_;
@@ -76,30 +76,21 @@ template <typename C>
 using WithStreamK = Config<C::BN, C::CLUSTER, C::STAGES, C::SKINNY, true>;
 using Wide = Config<256, 2, 4, false>;
 /// For M <= 128 (when the operands are not swapped): a pair of CTAs stacked along M would leave
-/// one idle, so single CTAs of 128×128 with a deeper ring, and twice the tiles to split K over.
-/// Measured on the H200 (op nt, f16 / f32): 128×4096×4096 25.4 / 25.4 µs against 30.8 / 31.1
-/// with Wide; 96×4096×4096 22.1 / 23.7 against 27.7 / 28.9.
+/// one idle, so single CTAs of 128×128 with a deeper ring, and twice the tiles to split K over
+/// (measured: docs/ladder.md#decode-shapes).
 using Narrow = Config<128, 1, 6, false>;
 constexpr int kNarrowMaxM = 128;
 /// The longest few-tile stream-K run worth a hand-over (tile_schedule.h: stream_k_clusters). A
-/// Narrow slice carries half the math of a Wide CTA's, so its runs are longer. Measured on the
-/// H200 (op nt, µs f16 / f32, three rounds; r runs per tile, against one run per cluster that
-/// fits, of equal length, crossing tile boundaries): Narrow 128×4096×4096 (32 tiles of 64 slices) r = 4 20.1 / 21.4,
-/// r = 3 19.4 / 20.5, r = 2 20.4 / 21.7, against 21.9 / 24.3; 128×4096×1024 r = 4 13.5 / 15.0,
-/// r = 2 12.8 / 13.6, against 15.8 / 17.7; 128×2048×4096 (16 tiles) r = 8 18.1 / 20.8, r = 3
-/// 17.5 / 18.8; Wide 1024³ (16 tiles of 16 slices) r = 4 17.6 / 20.5, r = 2 17.0 / 18.5, against
-/// 20.0 / 23.4; 256×4096×4096 r = 4 25.2 / 29.0, r = 3 26.4 / 28.8, r = 2 31.4 / 32.7;
-/// 512×2048×8192 r = 4 34.9 / 38.6, r = 3 39.4 / 42.0, against 38.2 / 43.7.
+/// Narrow slice carries half the math of a Wide CTA's, so its runs are longer
+/// (measured: docs/ladder.md#stream-k).
 template <typename C>
 constexpr int max_run_slices() {
   return C::BN == 256 ? 16 : 24;
 }
 /// The skinny path (M <= 64, operands swapped) with few tiles shares their slices as stream-K runs,
 /// as the other paths do, from 32 columns of the swapped problem up (M > 16); with 16 it keeps
-/// split-K and the column reduction (reduce_splits). Measured on the H200 (op nt, µs f16 / f32,
-/// three rounds, split-K → stream-K runs of at most 24 slices): 32×4096×4096 19.4 / 19.5 → 18.4
-/// / 18.4, 64×4096×4096 21.5 / 22.3 → 19.2 / 19.7; but 1×4096×4096 16.2 / 16.6 → 17.2 / 17.0,
-/// 4×4096×4096 16.6 / 16.6 → 17.4 / 17.3, 16×4096×4096 17.4 / 17.8 → 17.6 / 17.8.
+/// split-K and the column reduction (reduce_splits), which is faster there
+/// (measured: docs/ladder.md#stream-k).
 constexpr int kSkinnyStreamKMinColumns = 32;
 template <int BN>
 using Skinny = Config<BN, 1, std::min(8, (kSmemLimit - 2048 - CONSUMERS * 2 * kCChunkBytes) / (BM * BK * 2 + BN * BK * 2)),
@@ -162,11 +153,10 @@ struct Kernel {
   /// accumulates: they are packed to halves (PackedC) and the consumer starts the next tile at
   /// once, staging one of them after each of that tile's slices is issued to the tensor cores.
   /// With fp32 accumulators, 256 columns and its ring, only half the tile fits in the consumer's
-  /// registers next to the next tile's accumulators. (Until the sixteenth session the code meant
-  /// to defer all four chunks of an f16 tile but tested the register's size, 4 bytes for both.)
+  /// registers next to the next tile's accumulators.
   static constexpr int kChunks = BN / kCChunkCols;
-  /// Half of a 256-wide tile with either accumulator: f16 accumulators could wait as all four
-  /// chunks, and that measured the same (sixteenth session, 4096³ and 8192³ within ±0.5%).
+  /// Half of a 256-wide tile with either accumulator: deferring all four chunks of an f16 tile
+  /// gains nothing (measured: docs/ladder.md#persistent-epilogue).
   static constexpr int kDeferred = BN == 256 ? kChunks / 2 : kChunks;
   static constexpr int kEager = kChunks - kDeferred;
   struct PendingC {
@@ -176,11 +166,8 @@ struct Kernel {
   };
 
   /// Stages chunk J through `stage` and stores it by TMA, warp by warp: a warp writes only its
-  /// own 16 rows of the chunk (the wgmma fragment's rows), so each warp syncs and stores alone.
-  /// Measured on the H200 against one store per chunk after two warpgroup barriers (op nt, f16 /
-  /// f32, µs, two rounds): 4096×4096×128 19.05 / 18.35 → 18.6 / 17.9, 4096×4096×256 23.2 / 22.65
-  /// → 23.25 / 22.05, 4096×4096×512 33.25 / 34.0 → 33.35 / 33.4, 8192×8192×1024 193.3 / 199.0 →
-  /// 192.1 / 197.5; 4096³ and 8192³ within ±0.3%.
+  /// own 16 rows of the chunk (the wgmma fragment's rows), so each warp syncs and stores alone,
+  /// with no warpgroup barrier (measured: docs/ladder.md#persistent-epilogue).
   template <int J, typename Stage>
   static __device__ void store_chunk_by_tma(Smem& s, const CUtensorMap* map_c, int m0, int n0, int consumer,
                                             Stage&& stage) {
@@ -361,9 +348,8 @@ struct Kernel {
                                              const CUtensorMap& map_c, EpilogueMode mode) {
     Smem& s = aligned_smem<Smem>();
     // The warpgroup index as a broadcast, which the compiler knows to be warp-uniform: what derives
-    // from it, the consumer's descriptors among them, then lives in uniform registers (the k-loop
-    // went from about 80 to about 60 instructions per warp and slice, sixteenth to seventeenth
-    // session). rank: the CTA's place in a cluster along M (a cluster split-K launch of
+    // from it, the consumer's descriptors among them, then lives in uniform registers, which
+    // shortens the k-loop. rank: the CTA's place in a cluster along M (a cluster split-K launch of
     // CLUSTER = 1 has its splits along the cluster instead, and takes them from the schedule).
     const int warpgroup = __shfl_sync(0xffffffff, static_cast<int>(threadIdx.x / 128), 0);
     const int rank = CLUSTER > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
@@ -448,11 +434,8 @@ Status launch_planned(const Problem& p, const Schedule<C>& one, cudaStream_t str
       mode->splits = mode->cluster_splits = sched.splits;
       return static_cast<unsigned>(sched.total);
     }
-    // Whole tiles: the fewest clusters that take as many rounds as all that fit (balanced_clusters).
-    // Measured on the H200 (µs f16 / f32, three rounds each, 66 → 64 clusters): op nn 4096³
-    // 177.4–177.5 / 181.1–181.5 → 175.2–176.4 / 180.0–180.3, 8192×8192×1024 188.7–189.1 /
-    // 193.7–193.8 → 187.2–187.9 / 191.8–192.4; op nt 4096³ 177.6–177.9 / 180.8–181.8 →
-    // 175.5–175.8 / 179.8–180.8; 4096×14336×4096 within ±0.3%.
+    // Whole tiles: the fewest clusters that take as many rounds as all that fit (balanced_clusters),
+    // so no cluster idles a round (measured: docs/ladder.md#persistent-epilogue).
     const int clusters =
         C::STREAM_K ? stream_k_clusters(one, max_run_slices<C>()) : balanced_clusters(sched.total, one.clusters);
     if (C::STREAM_K) {
@@ -497,17 +480,9 @@ Status launch_config(const Problem& p, cudaStream_t stream, std::string* message
 
 /// Whether rung 04's kernel runs p faster: C cut into small tiles, one CTA each over the whole K,
 /// with no split to add up (where 04's auto_suits takes p, a C with fewer 128×128 tiles than
-/// SMs, and its tiles fit in one wave). Measured on the H200 (op nt, µs f16 / f32, 2–3 rounds,
-/// rung 03's own path → rung 04, with its tiles taken down the columns): 128×4096×4096 20.4 /
-/// 21.2 → 15.8 / 18.0, 120×4096×4096 20.8 / 21.2 → 16.3 / 18.0, 96×4096×4096 20.6 / 21.4 →
-/// 19.6 / 19.6, 100×4096×1024 13.3 / 13.7 → 9.2 / 9.4, 64×4096×4096 19.7 / 20.1 → 15.1 / 15.8;
-/// 256×4096×4096 27.5 / 29.7 → 20.4 / 21.6, 512×2048×8192 36.0 / 39.3 → 31.9 / 35.4, 1024³
-/// 17.9 / 19.5 → 10.4 / 10.7; a tie at 80×4096×4096 (21.6 / 22.4 → 22.0 / 22.2) and
-/// 112×8192×8192. But 100×3000×2000, 188 tiles in two waves, 14.8 / 14.6 → 17.4 / 18.2: that
-/// stays here. Decode shapes that rung 04 runs swapped too (its header has the measurements);
-/// outside its range the skinny path below is faster: 16×1024×4096 11.4 / 11.3 µs here against
-/// 13.3 / 13.4 swapped, 16×2048×8192 16.8 / 16.4 against 21.7 / 21.7 (too few CTAs streaming B),
-/// 16×28672×4096 65.3 / 65.2 against 67.3 / 67.2 (two waves of 128-row tiles).
+/// SMs, and its tiles fit in one wave); two waves of small tiles stay here. Decode shapes rung 04
+/// runs swapped too; outside its range the skinny path below is faster (measured:
+/// docs/ladder.md#small-tiles).
 bool wants_small_tiles(const Problem& p) {
   namespace small = sm90_wgmma_tma_small_tiles;
   if (p.k == 0 || !small::auto_suits(p)) return false;

@@ -8,23 +8,18 @@
 //    latency, not by the tensor cores; what pays is every SM streaming its own part of B.
 //  * With one CTA per SM the rest of shared memory is free, so the ring is as deep as it allows
 //    (up to 16 slices of 64 k): more loads in flight per SM, which is what streaming B needs.
-//  * A producer warp fills the ring, so the consumers never wait for a refill: with rung 01's
-//    scheme (thread 0 refills between its wgmmas) 1024³ took 11.3 / 12.8 µs (f16 / f32) and
-//    128×8192×8192 47.0 / 58.9; with the producer warp 9.9 / 10.6 and 42.8 / 43.3.
+//  * A producer warp fills the ring, so the consumers never wait for a refill, as they do with
+//    rung 01's scheme of thread 0 refilling between its wgmmas (measured: docs/ladder.md#small-tiles).
 //  * Tiles narrower than 64 columns need B K-major (op T): an N-major B is loaded in 64-wide
 //    blocks (common/sm90/tile.cuh), so op N keeps 64 columns or more.
 //  * With few tile rows the CTAs take the tiles down the columns of C, so that those loading the
-//    same B slices run side by side and share them through L2 (wgmma_tma.cuh: tile_origin;
-//    128×4096×4096 20.5 / 21.6 → 15.5 / 17.7 µs, f16 / f32).
+//    same B slices run side by side and share them through L2 (wgmma_tma.cuh: tile_origin).
 //  * Decode shapes (M ≤ 32 rows of A with op N, against a long N) run swapped, C^T =
 //    op(B)^T·op(A)^T: B's rows become the tile rows (64 or 128, wgmma's M) and C's few rows its
 //    16- or 32-wide N, so no tensor work or ring space goes to rows that do not exist, and C^T is
 //    written transposed into C. Each CTA streams its 64 or 128 rows of B over the whole K with
-//    12–16 slices in flight and nothing to add up afterwards. Measured on the H200 against rung
-//    03's skinny path (op nt, µs f16 / f32, same run): 16×4096×4096 16.9 / 16.9 → 14.3 / 14.5,
-//    1×4096×4096 16.6 / 16.1 → 14.5 / 14.3, 32×4096×4096 18.6 / 18.4 → 16.6 / 16.2,
-//    16×8192×8192 39.8 / 39.9 → 37.6 / 38.2, 16×14336×4096 35.8 / 35.1 → 34.4 / 34.1,
-//    16×4096×14336 38.1 / 38.0 → 35.3 / 35.6 (small_tiles.h: swapped_tile_rows says where).
+//    12–16 slices in flight and nothing to add up afterwards (measured against rung 03's skinny
+//    path: docs/ladder.md#decode-shapes; small_tiles.h: swapped_tile_rows says where).
 //  * Rung 03 hands this kernel the problems "auto" gives it whose tiles fit in one wave
 //    (small_tiles.h).
 #include "common/occupancy.h"
@@ -82,9 +77,8 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 
 /// "auto" takes this entry for the decode shapes it runs swapped, and when C has fewer 128×128
 /// tiles than the GPU has SMs, except where rung 03 is faster: its skinny path (M ≤ 64, op(A) = N)
-/// where it does not run swapped, unless M > 32 and K ≤ 4096 (measured, nt
-/// f16: 32×8192×8192 45 µs there against 77 here, 1×8192×8192 42 against 76, 32×4096×4096 16
-/// against 19; but 64×4096×4096 18 there against 14 here), and K so long and C so small that even
+/// where it does not run swapped, unless M > 32 and K ≤ 4096 (measured:
+/// docs/ladder.md#decode-shapes), and K so long and C so small that even
 /// 64×16 tiles leave most SMs idle (it splits K).
 bool auto_suits(const Problem& p) {
   const std::int64_t sms = sm_count();

@@ -29,7 +29,8 @@ constexpr std::int64_t kSwappedMaxRows = 32;
 /// C's columns: 64 while that gives each of the `sms` SMs at most one tile, else 128 while that
 /// does; 0 where rung 04 does not suit it: more tiles than SMs even at 128 rows (rung 03's
 /// persistent loop keeps every SM busy there), or tiles for fewer than 7/16 of the SMs (a CTA
-/// streams B at about 50 GB/s, so too few of them leave DRAM idle; rung 03 splits K instead).
+/// streams B at a bounded rate, so too few of them leave DRAM idle; rung 03 splits K instead;
+/// measured: docs/ladder.md#decode-shapes).
 inline int swapped_tile_rows(std::int64_t rows, int sms) {
   const std::int64_t t64 = (rows + 63) / 64, t128 = (rows + 127) / 128;
   if (sms <= 0 || t64 * 16 < static_cast<std::int64_t>(sms) * 7) return 0;

@@ -25,7 +25,8 @@ namespace hgemm::detail::sm90 {
 /// A tile of BM (64 or 128) rows by BN columns of C, with a ring of STAGES k-slices, filled by
 /// thread 0 of the warpgroup or by a producer warp of its own; TRANSPOSED_C: the problem is a
 /// swapped one (sm90::swapped), whose C is written transposed into the caller's C (a separate
-/// instantiation: a run-time choice of the store made the f16 kernels 2–5% slower).
+/// instantiation: a run-time choice of the store slows the f16 kernels; measured:
+/// docs/ladder.md#small-tiles).
 template <int BM_, int BN_, int STAGES_, bool PRODUCER_WARP_ = false, bool TRANSPOSED_C_ = false>
 struct OneWarpgroupTiles {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
@@ -77,12 +78,8 @@ struct OneWarpgroupKernel {
 
   /// The first row and column of this CTA's tile. With few tile rows (a wave holds whole columns
   /// of C) consecutive CTAs go down a column: they run side by side and load the same B slices,
-  /// so a slice read from DRAM serves the whole column from L2 while it is there. Measured on the
-  /// H200 (rung 04, op nt, µs f16 / f32, three rounds, across the rows → down the columns):
-  /// 128×4096×4096 20.5 / 21.6 → 15.5 / 17.7, 256×4096×4096 22.7 / 23.0 → 19.5 / 21.6,
-  /// 512×2048×8192 36.8 / 35.0 → 31.6 / 35.0, 128×4096×1024 9.8 / 9.8 → 8.9 / 9.2; but with 32
-  /// tile rows (4096³, 128×64 tiles, 16 waves) 288 / 292 → 330 / 331, so many rows keep the
-  /// row-by-row order.
+  /// so a slice read from DRAM serves the whole column from L2 while it is there. Many tile rows
+  /// keep the row-by-row order, which is faster there (measured: docs/ladder.md#small-tiles).
   static __device__ std::pair<int, int> tile_origin(const Problem& p) {
     const int tiles_m = static_cast<int>((p.m + BM - 1) / BM), tiles_n = static_cast<int>((p.n + BN - 1) / BN);
     if (tiles_m <= kColumnOrderMaxTileRows)

@@ -2,9 +2,9 @@
 // The first tensor-core rung: the CUDA-core ladder's multiply-adds replaced by the tensor cores,
 // through the portable nvcuda::wmma API. One warp owns one 16×16 tile of C; per 16-deep slice of K
 // it stages the 16×16 pieces of op(A) and op(B) in shared memory (zeros past the edges, so any M,
-// N, K works), loads them as fragments and issues one mma_sync (m16n16k16). Everything the seed's
-// kernels learned about reuse is thrown away again — each warp reads its A and B straight from
-// global memory — so this rung shows what the tensor cores give on their own.
+// N, K works), loads them as fragments and issues one mma_sync (m16n16k16). Everything the
+// Toy-HGEMM report's kernels learned about reuse is thrown away again — each warp reads its A and B
+// straight from global memory — so this rung shows what the tensor cores give on their own.
 #include <mma.h>
 
 #include "common/launch.cuh"

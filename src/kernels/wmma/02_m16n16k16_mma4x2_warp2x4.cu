@@ -1,10 +1,10 @@
 // 02_m16n16k16_mma4x2_warp2x4.cu — wmma.m16n16k16_mma4x2_warp2x4
-// Adds over 01_m16n16k16_naive: block and warp tiling, the seed's lesson moved to tensor cores.
-// A block of 8 warps (2 × 4) owns a 128×128 tile of C; each warp owns 64×32 of it, a 4 × 2 grid
-// of 16×16 wmma tiles whose accumulators stay in registers for the whole K loop. Per 32-deep
-// slice the block stages op(A) 128×32 and op(B) 32×128 in shared memory once, and each A
-// fragment is reused by 2 wmma tiles and each B fragment by 4. Shared-memory rows are padded by
-// 8 halves (16 bytes) so that the fragment loads of neighbouring rows start in different banks.
+// Adds over 01_m16n16k16_naive: block and warp tiling, the Toy-HGEMM report's lesson moved to
+// tensor cores. A block of 8 warps (2 × 4) owns a 128×128 tile of C; each warp owns 64×32 of it, a
+// 4 × 2 grid of 16×16 wmma tiles whose accumulators stay in registers for the whole K loop. Per
+// 32-deep slice the block stages op(A) 128×32 and op(B) 32×128 in shared memory once, and each A
+// fragment is reused by 2 wmma tiles and each B fragment by 4. Shared-memory rows are padded by 8
+// halves (16 bytes) so that the fragment loads of neighbouring rows start in different banks.
 #include <mma.h>
 
 #include "common/launch.cuh"
