@@ -80,6 +80,22 @@ def test_matmul_with_grad_refuses_extra_arguments():
             hgemm.matmul(a, b if "trans_b" not in kw else b.t(), **kw)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compile_fullgraph_traces_on_meta(backend):
+    """Dynamo traces hgemm.matmul without a graph break (fake kernel), and AOT autograd gets the
+    backward, without a GPU."""
+    def f(a, b):
+        return hgemm.matmul(a, b) * 2
+
+    torch._dynamo.reset()
+    a = torch.empty(8, 4, dtype=F16, device="meta", requires_grad=True)
+    b = torch.empty(4, 3, dtype=F16, device="meta")
+    c = torch.compile(f, fullgraph=True, backend=backend)(a, b)
+    assert c.shape == (8, 3) and c.requires_grad
+    c.sum().backward()
+    assert a.grad.shape == (8, 4)
+
+
 # ---- GPU ----
 
 def rand(*shape, requires_grad=False):
