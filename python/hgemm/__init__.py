@@ -112,9 +112,13 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", t
     """
     if accum != "f32" and accum != "f16":
         raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
+    torch = _torch()
+    if (torch is not None and type(a) is torch.Tensor and type(b) is torch.Tensor
+            and (((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())
+                 or torch.compiler.is_compiling())):
+        return _matmul_op(a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
     if kernel != "auto":
         _check_kernel(kernel)
-    torch = _torch()
     if (torch is not None and type(a) is torch.Tensor and type(b) is torch.Tensor and a.dim() == 2
             and b.dim() == 2 and (out is None or (type(out) is torch.Tensor and out.dim() == 2))):
         return _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
@@ -146,3 +150,20 @@ def _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b
     _gemm_views(va, vb, _torch_view(torch, out), float(alpha), float(beta), accum, kernel, bool(trans_a),
                 bool(trans_b), int(stream))
     return out
+
+
+_OPS = {}
+
+
+def _matmul_op(a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream):
+    """Through torch.ops.hgemm.mm (autograd, torch.compile): only the plain product."""
+    if out is not None or alpha != 1 or beta != 0 or trans_a or trans_b or stream is not None:
+        raise ValueError("hgemm.matmul with tensors that require grad (or under torch.compile) takes only "
+                         "a, b, accum and kernel: out=, alpha, beta, trans_a, trans_b and stream would drop "
+                         "the gradient (use a.T for op T, or run under torch.no_grad())")
+    op = _OPS.get("mm")
+    if op is None:
+        from . import torch_ops
+
+        op = _OPS["mm"] = torch_ops.mm
+    return op(a, b, accum=accum, kernel=kernel)
