@@ -33,7 +33,7 @@
 #   HGEMM_RESULTS_PREFIX  prefix of the canonical copies of the JSON (default: the GPU's name, last
 #                       word lowercased, e.g. h200): bench-sm90-nn.json is also written as h200-sm90-nn.json
 #   HGEMM_RESULTS_DIR   where to copy those canonical files too (e.g. bench/results)
-#   decode    (step) the top rung and skinny.m16_mma_nt on decode shapes (bench-decode-<op>.json)
+#   decode    (step) auto on decode shapes (bench-decode-<op>.json)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-bench/out/gpu-check}}
@@ -180,7 +180,7 @@ if want decode; then
   shapes=1x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,1x8192x8192,16x8192x8192,16x14336x4096
   shapes=$shapes,16x4096x14336,4x14336x4096,16x1024x4096,16x28672x4096
   for op in ${HGEMM_DECODE_OPS:-nt nn}; do
-    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-sm90.wgmma_tma_ws_persistent},skinny.m16_mma_nt" \
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_DECODE_KERNELS:-auto}" \
       --shapes "$shapes" --op "$op" --accum both --iters 60 --json "$out/bench-decode-$op.json" >>"$out/bench.txt" 2>>"$log"
     summary+=("bench decode $op: rc $?")
   done
