@@ -189,27 +189,27 @@ namespace {
 // printed next to this text, so a change in a kernel shows up as a mismatch with it).
 const char* seed_explanation(const std::string& id) {
   if (id == "cuda.t8x8_f16x4")
-    return "The seed counts the 16 values of `ty` in a block as one request (§6.4), but a request is one "
+    return "The report counts the 16 values of `ty` in a block as one request (§6.4), but a request is one "
            "warp's instruction and a warp holds only two `ty`. nvcc also does not emit the scalar reads of "
            "the source: it reads 4 consecutive k of an A row per LDS.64, and the two `ty` of a warp hit the "
            "same bank with different words, which costs 2 wavefronts, exactly what the half-warp split costs "
            "anyway: no conflict is left on s_a reads. The B reads (4 columns at stride 16 bytes) and both "
-           "half2 stores are 2-way, as the seed says for s_b; its \"none\" for the s_a stores misses that two "
+           "half2 stores are 2-way, as the report says for s_b; its \"none\" for the s_a stores misses that two "
            "lanes write 16 bytes apart.";
   if (id == "cuda.t8x8_f16x4_bcf")
-    return "The seed's 4-way on the transposing stores (§7.4) adds up the four stores one thread makes to "
+    return "The report's 4-way on the transposing stores (§7.4) adds up the four stores one thread makes to "
            "rows k..k+3 of one column; those are four instructions, not one. Within one instruction the lanes "
            "that store rows k and k+4 (256 bytes apart) share banks: 2-way. The quadrant reads are "
            "conflict-free, not 2-way: a half-warp's 64-bit reads of B cover 128 consecutive bytes, and the "
            "A read has two addresses, paired across lanes.";
   if (id == "cuda.t8x8_f16x8_pack_bcf")
-    return "Padding removes the store conflict, as the seed says. Its \"4-way\" on s_b reads is not a conflict: "
+    return "Padding removes the store conflict, as the report says. Its \"4-way\" on s_b reads is not a conflict: "
            "a warp's 128-bit loads always take 4 quarter-warp wavefronts when the lanes read 32 different "
            "16-byte pieces, and these do (16 columns × 2 rows of threads). The A read pairs lanes and takes "
            "2 wavefronts.";
   if (id == "cuda.t8x8_f16x8_pack_bcf_dbuf")
-    return "The reads are rung 06's. The transposing stores are 2-way here, where the seed says none, because "
-           "this rung's slices are 16 deep (twice the seed's): the two lanes that bring k..k+7 and k+8..k+15 "
+    return "The reads are rung 06's. The transposing stores are 2-way here, where the report says none, because "
+           "this rung's slices are 16 deep (twice the report's): the two lanes that bring k..k+7 and k+8..k+15 "
            "of one row of A store 8 padded rows apart, 2176 bytes, a multiple of 128. That is 8 stores per "
            "slice against 2 × 16 128-bit reads, and the deeper slice is what made double buffering pay.";
   return "";
@@ -236,9 +236,9 @@ std::string markdown_report(const std::vector<const KernelSmem*>& kernels, const
         "the busiest bank's distinct words; *n-way* is the largest such count (1 = conflict-free), "
         "*ideal* the number of phases.\n\n";
 
-  md << "## The seed's table 9.4 against the model\n\n"
-        "Each cell: the seed's claim / the model. *none* = conflict-free.\n\n"
-        "| seed kernel | our kernel | s_a write | s_a read | s_b write | s_b read |\n|---|---|---|---|---|---|\n";
+  md << "## The Toy-HGEMM report's table 9.4 against the model\n\n"
+        "Each cell: the report's claim / the model. *none* = conflict-free.\n\n"
+        "| report's kernel | our kernel | s_a write | s_a read | s_b write | s_b read |\n|---|---|---|---|---|---|\n";
   for (const SeedRow& row : kSeedTable) {
     const KernelSmem* k = find_kernel(row.our_id);
     if (!k) continue;
