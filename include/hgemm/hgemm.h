@@ -1,10 +1,19 @@
-// hgemm — half-precision GEMM kernels, from the textbook naive kernel up.
+// hgemm — GEMM kernels for NVIDIA GPUs, from the textbook naive kernel up.
 //
-//   C = alpha · op(A) · op(B) + beta · C        (fp16 in and out, row-major storage)
+//   D = alpha · op(A) · op(B) + beta · C        (row-major storage)
+//
+// matmul() is the typed call: A and B in f16 or bf16, C and D each in f16, bf16 or f32, f32
+// accumulation, D separate from C or the same memory, single or strided-batched. gemm() and its
+// batched forms are the f16 shorthand (C = alpha·op(A)·op(B) + beta·C, in place).
 //
 // op(A) is M×K: with op_a = Op::N, A is stored M×K with lda ≥ K; with Op::T, A is stored K×M
-// with lda ≥ M. Likewise op(B) is K×N and C is M×N with ldc ≥ N. Every leading dimension must
-// also be ≥ 1. beta = 0 never reads C (it may hold NaN); K = 0 gives C = beta·C.
+// with lda ≥ M. Likewise op(B) is K×N, and C and D are M×N with ldc, ldd ≥ N. Every leading
+// dimension must also be ≥ 1. beta = 0 never reads C (it may hold NaN, or be null); K = 0 gives
+// D = beta·C.
+//
+// Results are deterministic: the same call on the same inputs gives the same bits. Where K is
+// split between CTAs the partial sums are added in a fixed order, so a result can depend on the
+// problem's shape (M, N, K) and the GPU's SM count, never on timing.
 //
 // This header declares no kernel code; it only needs the CUDA runtime and cuda_fp16.h.
 #pragma once
@@ -27,9 +36,9 @@ enum class Accum : std::uint8_t { F16 = 0, F32 = 1 };
 
 enum class Status : int {
   Success = 0,
-  InvalidSize,        ///< M, N or K negative
-  InvalidLeadingDim,  ///< lda/ldb/ldc smaller than the stored width (or < 1)
-  NullPointer,        ///< A, B or C null while the matrix is not empty
+  InvalidSize,        ///< M, N, K, a batch count or a stride negative
+  InvalidLeadingDim,  ///< lda/ldb/ldc/ldd smaller than the stored width (or < 1), or overlapping batch matrices
+  NullPointer,        ///< A, B, C or D null while it is read or written
   InvalidPointer,     ///< a pointer the GPU cannot access (plain host memory)
   UnknownKernel,      ///< no registered kernel has that id
   UnsupportedOp,      ///< the kernel does not implement this op(A)/op(B) combination
@@ -41,6 +50,8 @@ enum class Status : int {
   CudaError,          ///< a CUDA runtime call or a kernel launch failed
   CublasError,        ///< a cuBLAS call failed (baseline kernels only)
   UnsupportedShape,   ///< the kernel handles only some shapes (e.g. skinny.m16_mma_nt: M <= 16)
+  UnsupportedType,    ///< a data type or type combination the library or the kernel does not implement
+  InvalidArgument,    ///< an argument outside its domain (e.g. C and D overlapping with different layouts)
 };
 
 /// A short, fixed description of a status value.
@@ -49,6 +60,18 @@ const char* status_string(Status s);
 /// The detailed message of the last non-Success status returned on this thread
 /// (e.g. "ldb = 5 is smaller than N = 7 (op(B) = N)"). Empty after a success.
 const std::string& last_error_message();
+
+/// Element types of the typed call (matmul).
+enum class DataType : std::uint8_t { F16 = 0, BF16 = 1, F32 = 2 };
+
+/// "f16", "bf16" or "f32".
+const char* data_type_name(DataType t);
+
+/// Bytes of one element.
+constexpr int data_type_size(DataType t) { return t == DataType::F32 ? 4 : 2; }
+
+/// The bit of a type in KernelInfo::in_types and out_types.
+constexpr unsigned type_bit(DataType t) { return 1u << static_cast<unsigned>(t); }
 
 /// Bit sets over Op pairs and Accum values, used in KernelInfo.
 enum OpMask : unsigned {
@@ -77,17 +100,64 @@ struct KernelInfo {
   unsigned accums = 0;  ///< AccumMask bits it implements
   int align = 1;        ///< required alignment in elements of pointers (×2 bytes) and lds; 1 = none
   bool baseline = false;  ///< a reference implementation (cuBLAS), never chosen by "auto" unless nothing else runs
+  unsigned in_types = 1u;   ///< bits (1 << DataType) of the A and B types it takes; 1: f16 only
+  unsigned out_types = 1u;  ///< bits (1 << DataType) of the C and D types it takes; 1: f16 only
 };
 
 /// Every registered kernel, in ladder order within each family.
 const std::vector<KernelInfo>& kernels();
 
-/// Options of one gemm call.
+/// One typed matrix product, or a strided batch of them:
+///
+///   D_i = alpha · op(A_i) · op(B_i) + beta · C_i        for i in [0, batch)
+///
+/// where matrix i of each operand starts `i · stride_x` elements after x. Sizes, ops and
+/// leading dimensions are as in the file comment. Types:
+///   * a_type and b_type: F16 or BF16, both the same;
+///   * c_type and d_type: F16, BF16 or F32, independently of each other and of A's type.
+/// C is read only when beta ≠ 0 (it may be null otherwise). C may be the same memory as D (then
+/// with the same type and leading dimension, as in gemm's in-place update); any other overlap of
+/// D with A, B or C is undefined. Every pointer must be aligned to its element size.
+/// Batches: a stride of 0 repeats one A, B or C for every product; D's matrices must not
+/// overlap (stride_d ≥ ldd·M when batch > 1).
+struct MatmulArgs {
+  Op op_a = Op::N, op_b = Op::N;
+  std::int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.f, beta = 0.f;
+  const void* a = nullptr;
+  std::int64_t lda = 0;
+  DataType a_type = DataType::F16;
+  const void* b = nullptr;
+  std::int64_t ldb = 0;
+  DataType b_type = DataType::F16;
+  const void* c = nullptr;
+  std::int64_t ldc = 0;
+  DataType c_type = DataType::F16;
+  void* d = nullptr;
+  std::int64_t ldd = 0;
+  DataType d_type = DataType::F16;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;  ///< in elements of each operand
+};
+
+/// Options of one matmul or gemm call.
 struct GemmOptions {
-  Accum accum = Accum::F32;
+  Accum accum = Accum::F32;  ///< F16 only with f16 A, B, C and D
   cudaStream_t stream = nullptr;  ///< the launch is asynchronous on this stream
   std::string_view kernel = "auto";  ///< a kernel id from kernels(), or "auto"
 };
+
+using MatmulOptions = GemmOptions;
+
+/// D = alpha·op(A)·op(B) + beta·C for the typed problem `args` (see MatmulArgs). Every argument
+/// is validated before anything is launched (Status and last_error_message() say what is wrong);
+/// the launch is asynchronous on options.stream, and errors inside a kernel surface at the next
+/// synchronisation. A ladder kernel named in options.kernel takes f16 only.
+Status matmul(const MatmulArgs& args, const MatmulOptions& options = {});
+
+/// The kernel id that matmul would run for `args` and `options` (empty string and a status if
+/// none can). Arguments are validated as in matmul; nothing is launched.
+Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std::string* kernel_id);
 
 /// The kernel that `gemm` would run for this problem with kernel = "auto" (empty string and a
 /// status if none can). Sizes and pointers are validated as in gemm; nothing is launched.

@@ -19,6 +19,8 @@ const char* status_string(Status s) {
     case Status::CudaError: return "CUDA error";
     case Status::CublasError: return "cuBLAS error";
     case Status::UnsupportedShape: return "shape not supported by the requested kernel";
+    case Status::UnsupportedType: return "data type or type combination not supported";
+    case Status::InvalidArgument: return "invalid argument";
   }
   return "unknown status";
 }

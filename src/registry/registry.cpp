@@ -45,15 +45,20 @@ const KernelEntry* find_kernel(const std::string& id) {
 
 namespace {
 
-bool aligned(const void* ptr, int elements) {
-  return reinterpret_cast<std::uintptr_t>(ptr) % (2u * static_cast<unsigned>(elements)) == 0;
-}
+bool aligned(const void* ptr, int bytes) { return reinterpret_cast<std::uintptr_t>(ptr) % static_cast<unsigned>(bytes) == 0; }
 
 const char* op_name(Op op) { return op == Op::N ? "N" : "T"; }
 
+std::string type_list(unsigned bits) {
+  std::string out;
+  for (DataType t : {DataType::F16, DataType::BF16, DataType::F32})
+    if (bits & type_bit(t)) out += std::string(out.empty() ? "" : ", ") + data_type_name(t);
+  return out;
+}
+
 }  // namespace
 
-Status check_supported(const KernelEntry& entry, const Problem& p, int cc, std::string* why) {
+Status check_supported(const KernelEntry& entry, const Matmul& p, int cc, std::string* why) {
   const KernelInfo& info = entry.info;
   if ((info.ops & op_bit(p.op_a, p.op_b)) == 0) {
     *why = info.id + " does not implement op(A) = " + op_name(p.op_a) + ", op(B) = " + op_name(p.op_b);
@@ -62,6 +67,14 @@ Status check_supported(const KernelEntry& entry, const Problem& p, int cc, std::
   if ((info.accums & accum_bit(p.accum)) == 0) {
     *why = info.id + " does not implement " + (p.accum == Accum::F16 ? "f16" : "f32") + " accumulation";
     return Status::UnsupportedAccum;
+  }
+  const bool in_ok = (info.in_types & type_bit(p.a_type)) && (info.in_types & type_bit(p.b_type));
+  const bool out_ok = (info.out_types & type_bit(p.d_type)) && (!p.c_read() || (info.out_types & type_bit(p.c_type)));
+  if (!in_ok || !out_ok) {
+    *why = info.id + " takes A and B in " + type_list(info.in_types) + ", C and D in " + type_list(info.out_types) +
+           " (given A " + data_type_name(p.a_type) + ", B " + data_type_name(p.b_type) + ", C " +
+           (p.c_read() ? data_type_name(p.c_type) : "unread") + ", D " + data_type_name(p.d_type) + ")";
+    return Status::UnsupportedType;
   }
   if (cc < info.min_cc || (info.max_cc != 0 && cc > info.max_cc)) {
     *why = info.id + " needs compute capability " + std::to_string(info.min_cc / 10) + "." +
@@ -72,16 +85,31 @@ Status check_supported(const KernelEntry& entry, const Problem& p, int cc, std::
     return Status::UnsupportedArch;
   }
   if (info.align > 1) {
-    const int al = info.align;
-    const bool ok = aligned(p.a, al) && aligned(p.b, al) && aligned(p.c, al) && p.lda % al == 0 &&
-                    p.ldb % al == 0 && p.ldc % al == 0;
+    // `align` elements of 2 bytes, for every product of a batch (the strides move the pointers).
+    const int al = info.align, bytes = 2 * al;
+    bool ok = p.lda % al == 0 && p.ldb % al == 0 && p.ldd % al == 0 && (!p.c_read() || p.ldc % al == 0);
+    for (std::int64_t i = 0; ok && i < (p.batch > 1 ? 2 : 1); ++i) {  // products 0 and 1 cover every stride
+      const Matmul q = p.product(i);
+      ok = (!p.a_used() || aligned(q.a, bytes)) && (!p.b_used() || aligned(q.b, bytes)) && aligned(q.d, bytes) &&
+           (!p.c_read() || aligned(q.c, bytes));
+    }
     if (!ok) {
-      *why = info.id + " needs A, B, C aligned to " + std::to_string(2 * al) +
-             " bytes and lda, ldb, ldc multiples of " + std::to_string(al);
+      *why = info.id + " needs A, B, C and D aligned to " + std::to_string(bytes) +
+             " bytes and lda, ldb, ldc, ldd (and batch strides) multiples of " + std::to_string(al);
       return Status::Misaligned;
     }
   }
   return entry.extra_check ? entry.extra_check(p, why) : Status::Success;
+}
+
+Problem ladder_problem(const Matmul& p) {
+  Problem q;
+  q.m = p.m, q.n = p.n, q.k = p.k, q.op_a = p.op_a, q.op_b = p.op_b, q.alpha = p.alpha, q.beta = p.beta;
+  q.a = static_cast<const __half*>(p.a), q.lda = p.lda;
+  q.b = static_cast<const __half*>(p.b), q.ldb = p.ldb;
+  q.c = static_cast<__half*>(p.d), q.ldc = p.ldd;
+  q.accum = p.accum;
+  return q;
 }
 
 }  // namespace hgemm::detail

@@ -7,29 +7,31 @@
 #include <string>
 #include <vector>
 
+#include "common/matmul.h"
 #include "common/problem.h"
 #include "hgemm/hgemm.h"
 
 namespace hgemm::detail {
 
-/// Launches the kernel on `stream`. The problem satisfies every requirement of the entry's
-/// KernelInfo. Returns the status of the launch; `message` gets details on failure.
+/// A ladder entry's launch: an f16 problem, C updated in place (C = alpha·op(A)·op(B) + beta·C),
+/// on `stream`. The problem satisfies every requirement of the entry's KernelInfo. Returns the
+/// status of the launch; `message` gets details on failure.
 using LaunchFn = Status (*)(const Problem& p, cudaStream_t stream, std::string* message);
+
+/// A typed entry's launch (engine, cuBLAS): the whole typed problem, batch included.
+using MatmulFn = Status (*)(const Matmul& p, cudaStream_t stream, std::string* message);
 
 /// An optional extra test beyond the KernelInfo fields (e.g. a size limit or a build option);
 /// returns Success, or the reason the problem cannot run with `why` filled.
-using ExtraCheckFn = Status (*)(const Problem& p, std::string* why);
+using ExtraCheckFn = Status (*)(const Matmul& p, std::string* why);
 
-/// Whether "auto" should pick the entry for a problem it supports (a shape where another entry is
-/// known to be faster); explicit requests ignore it.
-using AutoSuitsFn = bool (*)(const Problem& p);
-
+/// One kernel of the table: a ladder entry has `launch`, a typed entry `run`. Which entry runs
+/// for "auto" is decided in src/dispatch/, nowhere else.
 struct KernelEntry {
   KernelInfo info;
   LaunchFn launch = nullptr;
-  int auto_priority = 0;  ///< "auto" picks the supporting entry with the highest priority
   ExtraCheckFn extra_check = nullptr;
-  AutoSuitsFn auto_suits = nullptr;  ///< null: every supported problem suits
+  MatmulFn run = nullptr;
 };
 
 /// All entries, in ladder order within each family.
@@ -38,9 +40,13 @@ const std::vector<const KernelEntry*>& registry();
 /// The entry with this id, or nullptr.
 const KernelEntry* find_kernel(const std::string& id);
 
-/// Whether `entry` can run `p` on a device of compute capability `cc`: op, accumulation,
-/// alignment, architecture and the entry's extra check. Returns Success or the reason.
-Status check_supported(const KernelEntry& entry, const Problem& p, int cc, std::string* why);
+/// Whether `entry` can run `p` on a device of compute capability `cc`: op, accumulation, types,
+/// alignment (of every product of a batch), architecture and the entry's extra check. Returns
+/// Success or the reason. Reads no memory and calls no CUDA function.
+Status check_supported(const KernelEntry& entry, const Matmul& p, int cc, std::string* why);
+
+/// Product `p` (batch = 1, all types f16) as the ladder's in-place problem, C being D.
+Problem ladder_problem(const Matmul& p);
 
 // Each kernel file defines one accessor; registry.cpp lists them in ladder order.
 const KernelEntry& entry_cuda_naive();

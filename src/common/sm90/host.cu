@@ -268,12 +268,6 @@ Status encode(CUtensorMap* map, const Stored& op, bool mn_major, int rows, std::
 
 }  // namespace
 
-bool few_tiles_short_k(const Problem& p) {
-  const std::int64_t tiles = ((p.m + 255) / 256) * ((p.n + 255) / 256);
-  const int sms = sm_count();  // 0 if unknown: then no problem counts as few tiles
-  return tiles * 4 <= sms && p.k <= 4096;
-}
-
 bool takes_skinny_path(const Problem& p) { return p.m <= 64 && p.n > p.m && p.op_a == Op::N && p.k > 0; }
 
 Problem swapped(const Problem& p) {
@@ -284,7 +278,7 @@ Problem swapped(const Problem& p) {
   return q;
 }
 
-Status supports(const Problem& p, std::string* why) {
+Status supports(const Matmul& p, std::string* why) {
 #ifndef HGEMM_HAS_SM90A
   if (p.m >= 0) {  // always; keeps the code below reachable for the compiler
     *why = "this build of hgemm has no sm_90a code (add 90a to HGEMM_CUDA_ARCHS)";

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "common/matmul.h"
 #include "common/problem.h"
 #include "common/sm90/tile.cuh"
 #include "common/workspace.h"
@@ -34,12 +35,7 @@ inline bool b_mn_major(const Problem& p) { return p.op_b == Op::N; }
 
 /// Whether the library holds sm_90a code for the sm90 kernels, and the sizes TMA can index;
 /// the extra_check of every sm90 entry.
-Status supports(const Problem& p, std::string* why);
-
-/// Whether C has so few 256×256 tiles (a quarter of the SMs or less) and K is so short (≤ 4096)
-/// that the 1-warpgroup rung's 128×128 tiles beat the larger-tile rungs (measured:
-/// docs/ladder.md#auto). "auto" uses it to skip rungs 02 and 03 on such problems.
-bool few_tiles_short_k(const Problem& p);
+Status supports(const Matmul& p, std::string* why);
 
 /// Whether rung 03 runs p as C^T = op(B)^T·op(A)^T, few rows against many columns (M <= 64,
 /// op(A) = N): the rows become wgmma's narrow N and the long N its 64-row M, with split-K.

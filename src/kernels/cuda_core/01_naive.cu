@@ -37,7 +37,7 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 const KernelEntry& entry_cuda_naive() {
   static const KernelEntry e{{"cuda.naive", "cuda", 1, "one thread per C element, operands read from global memory",
                               80, 0, kAllOps, kBothAccums, 1, false},
-                             &cuda_naive::launch, /*auto_priority=*/1};
+                             &cuda_naive::launch};
   return e;
 }
 

@@ -66,7 +66,7 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
 const KernelEntry& entry_cuda_sliced_k() {
   static const KernelEntry e{{"cuda.sliced_k", "cuda", 2, "32x32 block tiles of A and B staged in shared memory",
                               80, 0, kAllOps, kBothAccums, 1, false},
-                             &cuda_sliced_k::launch, /*auto_priority=*/2};
+                             &cuda_sliced_k::launch};
   return e;
 }
 

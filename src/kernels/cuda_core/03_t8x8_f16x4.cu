@@ -87,7 +87,7 @@ const KernelEntry& entry_cuda_t8x8_f16x4() {
   static const KernelEntry e{{"cuda.t8x8_f16x4", "cuda", 3,
                               "128x128 block tile, 8x8 register tile per thread, half2 global loads", 80, 0,
                               kOpNN, kBothAccums, 1, false},
-                             &cuda_t8x8_f16x4::launch, /*auto_priority=*/3};
+                             &cuda_t8x8_f16x4::launch};
   return e;
 }
 

@@ -79,7 +79,7 @@ const KernelEntry& entry_cuda_t8x8_f16x4_pack() {
   static const KernelEntry e{{"cuda.t8x8_f16x4_pack", "cuda", 4,
                               "64-bit global loads and shared stores, 128-bit C stores", 80, 0, kOpNN, kBothAccums,
                               1, false},
-                             &cuda_t8x8_f16x4_pack::launch, /*auto_priority=*/4};
+                             &cuda_t8x8_f16x4_pack::launch};
   return e;
 }
 

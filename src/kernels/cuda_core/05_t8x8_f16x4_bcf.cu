@@ -94,7 +94,7 @@ const KernelEntry& entry_cuda_t8x8_f16x4_bcf() {
   static const KernelEntry e{{"cuda.t8x8_f16x4_bcf", "cuda", 5,
                               "A transposed in shared memory, 64-bit fragment reads of A and B", 80, 0, kOpNN,
                               kBothAccums, 1, false},
-                             &cuda_t8x8_f16x4_bcf::launch, /*auto_priority=*/5};
+                             &cuda_t8x8_f16x4_bcf::launch};
   return e;
 }
 

@@ -84,7 +84,7 @@ const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf() {
   static const KernelEntry e{{"cuda.t8x8_f16x8_pack_bcf", "cuda", 6,
                               "padded shared rows (OFFSET = 8), 128-bit fragment reads", 80, 0, kOpNN, kBothAccums,
                               1, false},
-                             &cuda_t8x8_f16x8_pack_bcf::launch, /*auto_priority=*/6};
+                             &cuda_t8x8_f16x8_pack_bcf::launch};
   return e;
 }
 

@@ -116,7 +116,7 @@ const KernelEntry& entry_cuda_t8x8_f16x8_pack_bcf_dbuf() {
   static const KernelEntry e{{"cuda.t8x8_f16x8_pack_bcf_dbuf", "cuda", 7,
                               "double-buffered shared memory, register-staged prefetch, one barrier per slice", 80,
                               0, kOpNN, kBothAccums, 1, false},
-                             &cuda_t8x8_f16x8_pack_bcf_dbuf::launch, /*auto_priority=*/7};
+                             &cuda_t8x8_f16x8_pack_bcf_dbuf::launch};
   return e;
 }
 

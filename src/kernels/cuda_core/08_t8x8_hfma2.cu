@@ -198,7 +198,7 @@ const KernelEntry& entry_cuda_t8x8_hfma2() {
   static const KernelEntry e{{"cuda.t8x8_hfma2", "cuda", 8,
                               "HFMA2 in dot form (k-pairs in each half2): no selector, both the FMA and the tensor pipe",
                               80, 0, kOpNN, kAccF16, 1, false},
-                             &cuda_t8x8_hfma2::launch, /*auto_priority=*/8};
+                             &cuda_t8x8_hfma2::launch};
   return e;
 }
 

@@ -46,7 +46,7 @@ const KernelEntry& entry_mma_m16n8k16_naive() {
   static const KernelEntry e{{"mma.m16n8k16_naive", "mma", 1,
                               "raw mma.sync.m16n8k16 with ldmatrix: one warp per 16x8 tile",
                               80, 0, kAllOps, kBothAccums, 1, false},
-                             &mma_m16n8k16_naive::launch, /*auto_priority=*/10};
+                             &mma_m16n8k16_naive::launch};
   return e;
 }
 

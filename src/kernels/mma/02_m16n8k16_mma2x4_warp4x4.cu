@@ -61,7 +61,7 @@ const KernelEntry& entry_mma_m16n8k16_mma2x4_warp4x4() {
   static const KernelEntry e{{"mma.m16n8k16_mma2x4_warp4x4", "mma", 2,
                               "128x128 block tile, 16 warps of 32x32 (2x4 m16n8 tiles), ldmatrix from padded rows",
                               80, 0, kAllOps, kBothAccums, 1, false},
-                             &mma_m16n8k16_mma2x4_warp4x4::launch, /*auto_priority=*/12};
+                             &mma_m16n8k16_mma2x4_warp4x4::launch};
   return e;
 }
 

@@ -86,7 +86,7 @@ const KernelEntry& entry_mma_m16n8k16_stages() {
   static const KernelEntry e{{"mma.m16n8k16_stages", "mma", 3,
                               "cp.async into a 3-slice ring, fragments double-buffered in registers, 8 warps of 64x32",
                               80, 0, kOpNN | kOpNT, kBothAccums, 8, false},
-                             &mma_m16n8k16_stages::launch, /*auto_priority=*/14};
+                             &mma_m16n8k16_stages::launch};
   return e;
 }
 

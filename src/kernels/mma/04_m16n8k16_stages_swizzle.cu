@@ -147,7 +147,7 @@ const KernelEntry& entry_mma_m16n8k16_stages_swizzle() {
   static const KernelEntry e{{"mma.m16n8k16_stages_swizzle", "mma", 4,
                               "XOR-swizzled shared memory, grouped block order, C stored 16 bytes at a time through shared memory, 64x128 (f16) or 64x64 (f32) warp tiles",
                               80, 0, kOpNN | kOpNT, kBothAccums, 8, false},
-                             &mma_m16n8k16_stages_swizzle::launch, /*auto_priority=*/15};
+                             &mma_m16n8k16_stages_swizzle::launch};
   return e;
 }
 

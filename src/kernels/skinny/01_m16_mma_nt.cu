@@ -135,15 +135,11 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
   return s;
 }
 
-Status supports(const Problem& p, std::string* why) {
+Status supports(const Matmul& p, std::string* why) {
   if (p.m <= kMaxM) return Status::Success;
   *why = "skinny.m16_mma_nt takes M <= 16 rows; M = " + std::to_string(p.m);
   return Status::UnsupportedShape;
 }
-
-/// "auto" leaves it a long K over few columns: its blocks own whole columns, so N / 8 blocks
-/// would stream all of K from a handful of SMs, where a split-K kernel spreads it over the GPU.
-bool auto_suits(const Problem& p) { return (p.n + 7) / 8 >= 64 || p.k <= 16384; }
 
 }  // namespace skinny_m16_mma_nt
 
@@ -152,8 +148,8 @@ const KernelEntry& entry_skinny_m16_mma_nt() {
                               "M <= 16 against B stored NxK: one mma.sync per 8 columns fed by 16-byte loads straight "
                               "from global memory, K split over warps and reduced in a fixed order",
                               80, 0, kOpNT, kBothAccums, 8, false},
-                             &skinny_m16_mma_nt::launch, /*auto_priority=*/19,
-                             &skinny_m16_mma_nt::supports, &skinny_m16_mma_nt::auto_suits};
+                             &skinny_m16_mma_nt::launch,
+                             &skinny_m16_mma_nt::supports};
   return e;
 }
 

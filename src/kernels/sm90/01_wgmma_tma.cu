@@ -34,7 +34,7 @@ const KernelEntry& entry_sm90_wgmma_tma() {
   static const KernelEntry e{{"sm90.wgmma_tma", "sm90", 1,
                               "TMA tile loads into an mbarrier ring, wgmma from shared memory (1 warpgroup, 128x128)",
                               90, 90, kAllOps, kBothAccums, 1, false},
-                             &sm90_wgmma_tma::launch, /*auto_priority=*/20, &sm90::supports};
+                             &sm90_wgmma_tma::launch, &sm90::supports};
   return e;
 }
 

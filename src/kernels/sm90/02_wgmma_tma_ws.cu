@@ -93,17 +93,13 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
   return launch_kernel<Kernel>(p, TileShape{BM, BN}, stream, message, one_block_per_tile<BM, BN>(p, message));
 }
 
-/// Rung 01 is faster where C has few tiles (sm90::few_tiles_short_k).
-bool auto_suits(const Problem& p) { return !sm90::few_tiles_short_k(p); }
-
 }  // namespace sm90_wgmma_tma_ws
 
 const KernelEntry& entry_sm90_wgmma_tma_ws() {
   static const KernelEntry e{{"sm90.wgmma_tma_ws", "sm90", 2,
                               "warp-specialised: a TMA producer warpgroup, two m64n256 wgmma consumers (128x256)",
                               90, 90, kAllOps, kBothAccums, 1, false},
-                             &sm90_wgmma_tma_ws::launch, /*auto_priority=*/21, &sm90::supports,
-                             &sm90_wgmma_tma_ws::auto_suits};
+                             &sm90_wgmma_tma_ws::launch, &sm90::supports};
   return e;
 }
 

@@ -49,7 +49,6 @@
 #include "common/sm90/tile.cuh"
 #include "common/sm90/tile_schedule.h"
 #include "common/sm90/wgmma_ops.cuh"
-#include "kernels/sm90/small_tiles.h"
 #include "registry/registry.h"
 
 namespace hgemm::detail {
@@ -478,19 +477,7 @@ Status launch_config(const Problem& p, cudaStream_t stream, std::string* message
   return launch_planned<C>(p, one, stream, message);
 }
 
-/// Whether rung 04's kernel runs p faster: C cut into small tiles, one CTA each over the whole K,
-/// with no split to add up (where 04's auto_suits takes p, a C with fewer 128×128 tiles than
-/// SMs, and its tiles fit in one wave); two waves of small tiles stay here. Decode shapes rung 04
-/// runs swapped too; outside its range the skinny path below is faster (measured:
-/// docs/ladder.md#small-tiles).
-bool wants_small_tiles(const Problem& p) {
-  namespace small = sm90_wgmma_tma_small_tiles;
-  if (p.k == 0 || !small::auto_suits(p)) return false;
-  return small::choose_tiles(p).tiles <= sm_count();
-}
-
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  if (wants_small_tiles(p)) return sm90_wgmma_tma_small_tiles::launch(p, stream, message);
   if (!sm90::takes_skinny_path(p))
     return p.m <= kNarrowMaxM ? launch_config<Narrow>(p, stream, message) : launch_config<Wide>(p, stream, message);
   const Problem q = swapped(p);
@@ -499,19 +486,14 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
   return launch_config<Skinny<64>>(q, stream, message);
 }
 
-/// "auto" takes this rung for M <= 128 (the Narrow tiles, and the skinny path, M <= 64, within
-/// them) and for any C with enough tiles; the rest goes to rung 04 or 01 (sm90::few_tiles_short_k).
-/// Rung 04 (priority 25) takes the small problems it suits first, the skinny path excepted.
-bool auto_suits(const Problem& p) { return p.m <= kNarrowMaxM || !sm90::few_tiles_short_k(p); }
-
 }  // namespace sm90_wgmma_tma_ws_persistent
 
 const KernelEntry& entry_sm90_wgmma_tma_ws_persistent() {
   static const KernelEntry e{{"sm90.wgmma_tma_ws_persistent", "sm90", 3,
                               "persistent, grouped tile order, 2-CTA clusters multicasting B, C by TMA store; stream-K for few tiles and a ragged last round",
                               90, 90, kAllOps, kBothAccums, 1, false},
-                             &sm90_wgmma_tma_ws_persistent::launch, /*auto_priority=*/22,
-                             &sm90::supports, &sm90_wgmma_tma_ws_persistent::auto_suits};
+                             &sm90_wgmma_tma_ws_persistent::launch,
+                             &sm90::supports};
   return e;
 }
 

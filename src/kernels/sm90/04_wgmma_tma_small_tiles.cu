@@ -20,8 +20,6 @@
 //    written transposed into C. Each CTA streams its 64 or 128 rows of B over the whole K with
 //    12–16 slices in flight and nothing to add up afterwards (measured against rung 03's skinny
 //    path: docs/ladder.md#decode-shapes; small_tiles.h: swapped_tile_rows says where).
-//  * Rung 03 hands this kernel the problems "auto" gives it whose tiles fit in one wave
-//    (small_tiles.h).
 #include "common/occupancy.h"
 #include "kernels/sm90/small_tiles.h"
 #include "kernels/sm90/wgmma_tma.cuh"
@@ -75,28 +73,13 @@ Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
   return launch_one_warpgroup<DeepestRing<64, 16>>(p, stream, message);
 }
 
-/// "auto" takes this entry for the decode shapes it runs swapped, and when C has fewer 128×128
-/// tiles than the GPU has SMs, except where rung 03 is faster: its skinny path (M ≤ 64, op(A) = N)
-/// where it does not run swapped, unless M > 32 and K ≤ 4096 (measured:
-/// docs/ladder.md#decode-shapes), and K so long and C so small that even
-/// 64×16 tiles leave most SMs idle (it splits K).
-bool auto_suits(const Problem& p) {
-  const std::int64_t sms = sm_count();
-  if (swapped_rows(p) > 0) return true;
-  if (sms == 0 || tiles<128, 128>(p) >= sms) return false;
-  if (takes_skinny_path(p) && !(p.m > 32 && p.k <= 4096)) return false;
-  const std::int64_t smallest = b_mn_major(p) ? tiles<64, 64>(p) : tiles<64, 16>(p);
-  return smallest * 2 >= sms || p.k <= 8192;
-}
-
 }  // namespace sm90_wgmma_tma_small_tiles
 
 const KernelEntry& entry_sm90_wgmma_tma_small_tiles() {
   static const KernelEntry e{{"sm90.wgmma_tma_small_tiles", "sm90", 4,
                               "rung 01's kernel with tiles down to 64x16, a deep ring and a producer warp, so that small C still fills the SMs; decode shapes swapped",
                               90, 90, kAllOps, kBothAccums, 1, false},
-                             &sm90_wgmma_tma_small_tiles::launch, /*auto_priority=*/25, &sm90::supports,
-                             &sm90_wgmma_tma_small_tiles::auto_suits};
+                             &sm90_wgmma_tma_small_tiles::launch, &sm90::supports};
   return e;
 }
 

@@ -1,6 +1,5 @@
-// small_tiles.h — what rung 04 (sm90.wgmma_tma_small_tiles) tells the other sm90 rungs: how it
-// would cut C, and its launch, so that rung 03 can hand it the problems it runs faster (a C it
-// covers in one wave of small tiles, decode shapes among them).
+// small_tiles.h — how rung 04 (sm90.wgmma_tma_small_tiles) cuts C, which the dispatch policy
+// reads to decide where the rung runs a problem faster than the persistent one.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -39,6 +38,5 @@ inline int swapped_tile_rows(std::int64_t rows, int sms) {
 }
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message);
-bool auto_suits(const Problem& p);
 
 }  // namespace hgemm::detail::sm90_wgmma_tma_small_tiles

@@ -57,7 +57,7 @@ const KernelEntry& entry_wmma_m16n16k16_naive() {
   static const KernelEntry e{{"wmma.m16n16k16_naive", "wmma", 1,
                               "tensor cores through nvcuda::wmma: one warp per 16x16 tile, operands staged per slice",
                               80, 0, kAllOps, kBothAccums, 1, false},
-                             &wmma_m16n16k16_naive::launch, /*auto_priority=*/9};
+                             &wmma_m16n16k16_naive::launch};
   return e;
 }
 

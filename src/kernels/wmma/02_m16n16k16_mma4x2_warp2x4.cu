@@ -82,7 +82,7 @@ const KernelEntry& entry_wmma_m16n16k16_mma4x2_warp2x4() {
   static const KernelEntry e{{"wmma.m16n16k16_mma4x2_warp2x4", "wmma", 2,
                               "128x128 block tile, 8 warps of 64x32 (4x2 wmma tiles), padded shared memory",
                               80, 0, kAllOps, kBothAccums, 1, false},
-                             &wmma_m16n16k16_mma4x2_warp2x4::launch, /*auto_priority=*/11};
+                             &wmma_m16n16k16_mma4x2_warp2x4::launch};
   return e;
 }
 

@@ -105,7 +105,7 @@ const KernelEntry& entry_wmma_m16n16k16_stages() {
   static const KernelEntry e{{"wmma.m16n16k16_stages", "wmma", 3,
                               "cp.async into a 3-slice ring in dynamic shared memory, B in either storage",
                               80, 0, kOpNN | kOpNT, kBothAccums, 8, false},
-                             &wmma_m16n16k16_stages::launch, /*auto_priority=*/13};
+                             &wmma_m16n16k16_stages::launch};
   return e;
 }
 

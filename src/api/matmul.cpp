@@ -1,0 +1,142 @@
+// The typed entry point: validation, the choice of what runs (a named entry, or auto's choice
+// from src/dispatch/), and the launch. Everything up to the launch runs on the host.
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "api/errors.h"
+#include "api/matmul.h"
+#include "api/validate.h"
+#include "dispatch/device.h"
+#include "dispatch/policy.h"
+#include "registry/registry.h"
+
+namespace hgemm {
+namespace detail {
+
+namespace {
+thread_local std::string g_last_error;
+}  // namespace
+
+Status fail(Status s, std::string message) {
+  g_last_error = std::move(message);
+  return s;
+}
+Status fail_in(Status s, const std::string& prefix) {
+  g_last_error = prefix + g_last_error;
+  return s;
+}
+void clear_error() { g_last_error.clear(); }
+
+namespace {
+
+// The entry that runs p: the named one if it supports p, else auto's choice.
+Status choose(const Matmul& p, std::string_view id, const Device& device, const KernelEntry** out) {
+  std::string why;
+  if (id == "auto") {
+    Choice choice;
+    if (Status s = choose_auto(p, device, &choice, &why); s != Status::Success) return fail(s, why);
+    *out = choice.entry;
+    return Status::Success;
+  }
+  const KernelEntry* e = find_kernel(std::string(id));
+  if (!e) return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
+  if (Status s = check_supported(*e, p, device.cc, &why); s != Status::Success) return fail(s, why);
+  *out = e;
+  return Status::Success;
+}
+
+// C copied into D (same type, f16) where the ladder's in-place kernels need it there.
+Status copy_c_into_d(const Matmul& q, cudaStream_t stream, std::string* message) {
+  const cudaError_t err = cudaMemcpy2DAsync(q.d, q.ldd * 2, q.c, q.ldc * 2, q.n * 2, q.m, cudaMemcpyDeviceToDevice, stream);
+  if (err == cudaSuccess) return Status::Success;
+  cudaGetLastError();
+  *message = std::string("copying C into D failed: ") + cudaGetErrorString(err);
+  return Status::CudaError;
+}
+
+// A ladder entry runs product by product, each in place on D.
+Status run_ladder(const KernelEntry& e, const Matmul& p, cudaStream_t stream, std::string* message) {
+  for (std::int64_t i = 0; i < p.batch; ++i) {
+    const Matmul q = p.product(i);
+    Status s = q.c_read() && q.c != q.d ? copy_c_into_d(q, stream, message) : Status::Success;
+    if (s == Status::Success) s = e.launch(ladder_problem(q), stream, message);
+    if (s != Status::Success) {
+      if (p.batch > 1) *message = "batch entry " + std::to_string(i) + ": " + *message;
+      return s;
+    }
+  }
+  return Status::Success;
+}
+
+}  // namespace
+
+Status prepare_matmul(const Matmul& p, std::string_view id, const KernelEntry** entry) {
+  if (Status s = validate_arguments(p); s != Status::Success) return s;
+  if (p.batch == 0) {  // an empty batch: nothing to run, no device needed
+    *entry = nullptr;
+    return Status::Success;
+  }
+  if (id != "auto" && !find_kernel(std::string(id)))
+    return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
+  Device device;
+  std::string message;
+  if (Status s = current_device(&device, &message); s != Status::Success) return fail(s, message);
+  if (Status s = validate_pointers_accessible(p); s != Status::Success) return s;
+  return choose(p, id, device, entry);
+}
+
+Status run_matmul(const KernelEntry* e, const Matmul& p, cudaStream_t stream) {
+  clear_error();
+  if (!e || !p.d_used()) return Status::Success;  // empty D: nothing to compute
+  std::string message;
+  const Status s = e->run ? e->run(p, stream, &message) : run_ladder(*e, p, stream, &message);
+  return s == Status::Success ? s : fail(s, e->info.id + ": " + message);
+}
+
+Matmul typed_problem(const MatmulArgs& args, Accum accum) {
+  Matmul p;
+  static_cast<MatmulArgs&>(p) = args;
+  p.accum = accum;
+  return p;
+}
+
+}  // namespace detail
+
+const std::string& last_error_message() { return detail::g_last_error; }
+
+const char* data_type_name(DataType t) {
+  switch (t) {
+    case DataType::F16: return "f16";
+    case DataType::BF16: return "bf16";
+    case DataType::F32: return "f32";
+  }
+  return "unknown";
+}
+
+const std::vector<KernelInfo>& kernels() {
+  static const std::vector<KernelInfo> list = [] {
+    std::vector<KernelInfo> out;
+    for (const detail::KernelEntry* e : detail::registry()) out.push_back(e->info);
+    return out;
+  }();
+  return list;
+}
+
+Status matmul(const MatmulArgs& args, const MatmulOptions& options) {
+  const detail::Matmul p = detail::typed_problem(args, options.accum);
+  const detail::KernelEntry* entry = nullptr;
+  if (Status s = detail::prepare_matmul(p, options.kernel, &entry); s != Status::Success) return s;
+  return detail::run_matmul(entry, p, options.stream);
+}
+
+Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std::string* kernel_id) {
+  const detail::Matmul p = detail::typed_problem(args, options.accum);
+  const detail::KernelEntry* entry = nullptr;
+  const Status s = detail::prepare_matmul(p, options.kernel, &entry);
+  if (kernel_id) *kernel_id = s == Status::Success && entry ? entry->info.id : std::string();
+  if (s == Status::Success) detail::clear_error();
+  return s;
+}
+
+}  // namespace hgemm

@@ -1,0 +1,119 @@
+#include "api/validate.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "api/errors.h"
+
+namespace hgemm::detail {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+bool valid_type(DataType t) { return t == DataType::F16 || t == DataType::BF16 || t == DataType::F32; }
+
+Status validate_sizes(const Matmul& p) {
+  if (p.m < 0 || p.n < 0 || p.k < 0)
+    return fail(Status::InvalidSize, "negative size: M = " + str(p.m) + ", N = " + str(p.n) + ", K = " + str(p.k));
+  if (p.batch < 0) return fail(Status::InvalidSize, "negative batch count " + str(p.batch));
+  if (p.stride_a < 0 || p.stride_b < 0 || p.stride_c < 0 || p.stride_d < 0)
+    return fail(Status::InvalidSize, "negative stride: stride_a = " + str(p.stride_a) + ", stride_b = " +
+                                         str(p.stride_b) + ", stride_c = " + str(p.stride_c) +
+                                         ", stride_d = " + str(p.stride_d));
+  return Status::Success;
+}
+
+Status validate_types(const Matmul& p) {
+  for (DataType t : {p.a_type, p.b_type, p.c_type, p.d_type})
+    if (!valid_type(t)) return fail(Status::UnsupportedType, "unknown DataType value " + str(static_cast<int>(t)));
+  if (p.a_type == DataType::F32 || p.b_type == DataType::F32)
+    return fail(Status::UnsupportedType, "A and B must be f16 or bf16 (f32 inputs are not supported)");
+  if (p.a_type != p.b_type)
+    return fail(Status::UnsupportedType, std::string("A is ") + data_type_name(p.a_type) + " but B is " +
+                                             data_type_name(p.b_type) + ": both must be one type");
+  if (p.accum == Accum::F16 && !p.all_f16())
+    return fail(Status::UnsupportedType, "f16 accumulation needs f16 A, B, C and D; use Accum::F32");
+  return Status::Success;
+}
+
+Status validate_leading_dims(const Matmul& p) {
+  // Row-major storage: the leading dimension is at least the stored row width, and at least 1.
+  const std::int64_t a_width = p.op_a == Op::N ? p.k : p.m;
+  const std::int64_t b_width = p.op_b == Op::N ? p.n : p.k;
+  auto check_ld = [](const char* name, std::int64_t ld, std::int64_t width, const char* what) {
+    if (ld >= 1 && ld >= width) return Status::Success;
+    return fail(Status::InvalidLeadingDim,
+                std::string(name) + " = " + str(ld) + " is smaller than " + what + " = " + str(width > 1 ? width : 1));
+  };
+  Status s = check_ld("lda", p.lda, a_width, p.op_a == Op::N ? "K (op(A) = N)" : "M (op(A) = T)");
+  if (s == Status::Success) s = check_ld("ldb", p.ldb, b_width, p.op_b == Op::N ? "N (op(B) = N)" : "K (op(B) = T)");
+  if (s == Status::Success && p.c_read()) s = check_ld("ldc", p.ldc, p.n, "N");
+  if (s == Status::Success) s = check_ld(p.d == p.c ? "ldc" : "ldd", p.ldd, p.n, "N");  // in place: D is C
+  return s;
+}
+
+Status validate_pointers(const Matmul& p) {
+  if (p.batch == 0) return Status::Success;
+  if (p.a_used() && !p.a) return fail(Status::NullPointer, "A is null but op(A) is " + str(p.m) + "x" + str(p.k));
+  if (p.b_used() && !p.b) return fail(Status::NullPointer, "B is null but op(B) is " + str(p.k) + "x" + str(p.n));
+  if (p.c_read() && !p.c)
+    return fail(Status::NullPointer, "C is null but beta = " + std::to_string(p.beta) + " reads it");
+  if (p.d_used() && !p.d) return fail(Status::NullPointer, "D is null but D is " + str(p.m) + "x" + str(p.n));
+  auto misaligned = [](const void* ptr, DataType t) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % static_cast<unsigned>(data_type_size(t)) != 0;
+  };
+  if ((p.a_used() && misaligned(p.a, p.a_type)) || (p.b_used() && misaligned(p.b, p.b_type)) ||
+      (p.c_read() && misaligned(p.c, p.c_type)) || (p.d_used() && misaligned(p.d, p.d_type)))
+    return fail(Status::Misaligned, "every pointer must be aligned to its element size (2 bytes for f16 and bf16, "
+                                    "4 for f32)");
+  if (p.c_read() && p.c == p.d &&
+      (p.c_type != p.d_type || p.ldc != p.ldd || (p.batch > 1 && p.stride_c != p.stride_d)))
+    return fail(Status::InvalidArgument, "C and D are the same memory but differ in type, leading dimension or "
+                                         "batch stride");
+  if (p.batch > 1 && p.d_used() && p.stride_d < p.ldd * p.m)
+    return fail(Status::InvalidLeadingDim, "stride_d = " + str(p.stride_d) + " is smaller than ldd * M = " +
+                                               str(p.ldd * p.m) + ": the D matrices would overlap");
+  return Status::Success;
+}
+
+Status accessible(const void* ptr, const char* name) {
+  cudaPointerAttributes attr{};
+  const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return fail(Status::InvalidPointer, std::string(name) + ": cudaPointerGetAttributes failed: " + cudaGetErrorString(err));
+  }
+  if (attr.type == cudaMemoryTypeUnregistered)
+    return fail(Status::InvalidPointer,
+                std::string(name) + " points to ordinary host memory; pass device, managed or pinned (mapped) memory");
+  return Status::Success;
+}
+
+}  // namespace
+
+Status validate_arguments(const Matmul& p) {
+  if (Status s = validate_sizes(p); s != Status::Success) return s;
+  if (Status s = validate_types(p); s != Status::Success) return s;
+  if (Status s = validate_leading_dims(p); s != Status::Success) return s;
+  return validate_pointers(p);
+}
+
+Status validate_pointers_accessible(const Matmul& p) {
+  if (!p.d_used()) return Status::Success;  // nothing is read or written
+  // The first and the last product of a batch: a stride that runs off an allocation shows there.
+  for (std::int64_t i : {std::int64_t(0), p.batch - 1}) {
+    const Matmul q = p.product(i);
+    if (p.a_used())
+      if (Status s = accessible(q.a, "A"); s != Status::Success) return s;
+    if (p.b_used())
+      if (Status s = accessible(q.b, "B"); s != Status::Success) return s;
+    if (p.c_read())
+      if (Status s = accessible(q.c, "C"); s != Status::Success) return s;
+    if (Status s = accessible(q.d, "D"); s != Status::Success) return s;
+  }
+  return Status::Success;
+}
+
+}  // namespace hgemm::detail

@@ -1,0 +1,139 @@
+// The dispatch policy against described devices (an H200, an A100, an L4): every choice auto
+// makes over the auto benchmark suite and edge shapes is pinned in tests/data/dispatch_golden.txt.
+// A rule that changes shows up here as the rows it moves. After a deliberate change, regenerate
+// the table with HGEMM_UPDATE_GOLDEN=1 and review its diff.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "dispatch/policy.h"
+
+namespace hgemm::detail {
+namespace {
+
+// A distinct, 16-byte-aligned fake device address per operand (the policy never dereferences).
+const void* fake(int i, std::int64_t byte_offset = 0) {
+  return reinterpret_cast<const void*>(std::uintptr_t(0x100000) * i + static_cast<std::uintptr_t>(byte_offset));
+}
+
+struct Row {
+  std::string shape;
+  Op op_a, op_b;
+  Accum accum;
+  DataType in, out;
+  std::int64_t m, n, k, ld = 0;
+  std::int64_t offset = 0;  // bytes added to every pointer
+  float beta = 0.f;
+};
+
+Matmul problem(const Row& r) {
+  Matmul p;
+  p.op_a = r.op_a, p.op_b = r.op_b, p.m = r.m, p.n = r.n, p.k = r.k, p.accum = r.accum, p.beta = r.beta;
+  p.a_type = p.b_type = r.in, p.c_type = p.d_type = r.out;
+  p.lda = r.ld ? r.ld : std::max<std::int64_t>(1, r.op_a == Op::N ? r.k : r.m);
+  p.ldb = r.ld ? r.ld : std::max<std::int64_t>(1, r.op_b == Op::N ? r.n : r.k);
+  p.ldc = p.ldd = r.ld ? r.ld : std::max<std::int64_t>(1, r.n);
+  p.a = fake(1, r.offset), p.b = fake(2, r.offset), p.c = fake(3, r.offset);
+  p.d = const_cast<void*>(fake(3, r.offset));
+  return p;
+}
+
+std::vector<Row> rows() {
+  std::vector<Row> out;
+  auto add = [&](const bench::Shape& s, Op oa, Op ob, Accum acc, DataType in, DataType o) {
+    out.push_back({s.str(), oa, ob, acc, in, o, s.m, s.n, s.k, s.ld});
+  };
+  for (auto [oa, ob] : {std::pair{Op::N, Op::T}, std::pair{Op::N, Op::N}})
+    for (const bench::Shape& s : bench::suite_shapes("auto"))
+      for (Accum acc : {Accum::F16, Accum::F32}) add(s, oa, ob, acc, DataType::F16, DataType::F16);
+  // The other ops, the typed combinations, and edges: K = 0, a single row or column, sizes past
+  // what TMA can index, 2-byte-aligned pointers, beta reading C.
+  for (auto [oa, ob] : {std::pair{Op::T, Op::N}, std::pair{Op::T, Op::T}})
+    for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,128x4096x4096,16x4096x4096,1000x1000x1000"))
+      add(s, oa, ob, Accum::F32, DataType::F16, DataType::F16);
+  for (DataType in : {DataType::F16, DataType::BF16})
+    for (DataType o : {DataType::F16, DataType::BF16, DataType::F32})
+      for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,16x4096x4096,4095x4097x4093"))
+        add(s, Op::N, Op::T, Accum::F32, in, o);
+  for (const bench::Shape& s : bench::parse_shapes("127x129x0,1x1x1,1x4096x1,4096x1x4096,3000000000x8x8,8x8x3000000000"))
+    add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
+  for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,8x4096x4096")) {
+    add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
+    out.back().offset = 2;
+    add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
+    out.back().beta = 0.5f;
+  }
+  return out;
+}
+
+std::string label(const Row& r) {
+  std::ostringstream s;
+  s << (r.op_a == Op::N ? "n" : "t") << (r.op_b == Op::N ? "n" : "t") << " " << (r.accum == Accum::F16 ? "acc16" : "acc32")
+    << " " << data_type_name(r.in) << "->" << data_type_name(r.out) << " " << r.shape;
+  if (r.offset) s << " +" << r.offset << "B";
+  if (r.beta != 0.f) s << " beta";
+  return s.str();
+}
+
+std::vector<std::string> table() {
+  std::vector<std::string> lines;
+  for (const Device& d : {described_h200(), described_a100(), described_l4()})
+    for (const Row& r : rows()) {
+      Choice c;
+      std::string why;
+      const Status s = choose_auto(problem(r), d, &c, &why);
+      lines.push_back(d.name + " | " + label(r) + " | " + (s == Status::Success ? describe(c) : std::string("refused: ") + status_string(s)));
+    }
+  return lines;
+}
+
+std::string golden_path() { return std::string(HGEMM_SOURCE_DIR) + "/tests/data/dispatch_golden.txt"; }
+
+TEST(Dispatch, ChoicesMatchTheGoldenTable) {
+  const std::vector<std::string> got = table();
+  if (std::getenv("HGEMM_UPDATE_GOLDEN")) {
+    std::ofstream f(golden_path());
+    for (const std::string& l : got) f << l << "\n";
+    GTEST_SKIP() << "wrote " << got.size() << " rows to " << golden_path();
+  }
+  std::ifstream f(golden_path());
+  ASSERT_TRUE(f) << "missing " << golden_path() << " (generate it with HGEMM_UPDATE_GOLDEN=1)";
+  std::vector<std::string> want;
+  for (std::string l; std::getline(f, l);) want.push_back(l);
+  ASSERT_EQ(got.size(), want.size()) << "the table has another number of rows: regenerate it and review the diff";
+  int moved = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i] && ++moved <= 20) ADD_FAILURE() << "row " << i << "\n  golden: " << want[i] << "\n  now:    " << got[i];
+  EXPECT_EQ(moved, 0) << moved << " choices moved";
+}
+
+// Whatever auto picks must itself accept the problem: never a choice that would refuse.
+TEST(Dispatch, EveryChoiceSupportsItsProblem) {
+  for (const Device& d : {described_h200(), described_a100(), described_l4()})
+    for (const Row& r : rows()) {
+      Choice c;
+      std::string why;
+      if (choose_auto(problem(r), d, &c, &why) != Status::Success) continue;
+      EXPECT_EQ(check_supported(*c.entry, problem(r), d.cc, &why), Status::Success) << d.name << " " << label(r) << ": " << why;
+    }
+}
+
+// Off Hopper nothing of sm_90a runs; bf16 and f32 outputs go to a kernel that takes them.
+TEST(Dispatch, DevicesGetOnlyWhatTheyRun) {
+  for (const Device& d : {described_a100(), described_l4()})
+    for (const Row& r : rows()) {
+      Choice c;
+      std::string why;
+      ASSERT_EQ(choose_auto(problem(r), d, &c, &why), Status::Success) << label(r) << ": " << why;
+      EXPECT_NE(c.entry->info.family, "sm90") << d.name << " " << label(r);
+    }
+}
+
+}  // namespace
+}  // namespace hgemm::detail
