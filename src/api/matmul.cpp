@@ -73,12 +73,12 @@ Status run_ladder(const KernelEntry& e, const Matmul& p, cudaStream_t stream, st
 
 Status prepare_matmul(const Matmul& p, std::string_view id, const KernelEntry** entry) {
   if (Status s = validate_arguments(p); s != Status::Success) return s;
+  if (id != "auto" && !find_kernel(std::string(id)))
+    return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
   if (p.batch == 0) {  // an empty batch: nothing to run, no device needed
     *entry = nullptr;
     return Status::Success;
   }
-  if (id != "auto" && !find_kernel(std::string(id)))
-    return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
   Device device;
   std::string message;
   if (Status s = current_device(&device, &message); s != Status::Success) return fail(s, message);

@@ -25,6 +25,14 @@ Status validate_sizes(const Matmul& p) {
   return Status::Success;
 }
 
+Status validate_enums(const Matmul& p) {
+  for (Op op : {p.op_a, p.op_b})
+    if (op != Op::N && op != Op::T) return fail(Status::InvalidArgument, "unknown Op value " + str(static_cast<int>(op)));
+  if (p.accum != Accum::F16 && p.accum != Accum::F32)
+    return fail(Status::InvalidArgument, "unknown Accum value " + str(static_cast<int>(p.accum)));
+  return Status::Success;
+}
+
 Status validate_types(const Matmul& p) {
   for (DataType t : {p.a_type, p.b_type, p.c_type, p.d_type})
     if (!valid_type(t)) return fail(Status::UnsupportedType, "unknown DataType value " + str(static_cast<int>(t)));
@@ -50,8 +58,20 @@ Status validate_leading_dims(const Matmul& p) {
   Status s = check_ld("lda", p.lda, a_width, p.op_a == Op::N ? "K (op(A) = N)" : "M (op(A) = T)");
   if (s == Status::Success) s = check_ld("ldb", p.ldb, b_width, p.op_b == Op::N ? "N (op(B) = N)" : "K (op(B) = T)");
   if (s == Status::Success && p.c_read()) s = check_ld("ldc", p.ldc, p.n, "N");
-  if (s == Status::Success) s = check_ld(p.d == p.c ? "ldc" : "ldd", p.ldd, p.n, "N");  // in place: D is C
+  const bool in_place = p.d == p.c && p.d != nullptr;  // gemm's form: D is C
+  if (s == Status::Success) s = check_ld(in_place ? "ldc" : "ldd", p.ldd, p.n, "N");
   return s;
+}
+
+// The bytes from the first element of an M×N operand's first matrix to past the last of its last
+// (batches are checked matrix by matrix nowhere: interleaved C and D matrices are legitimate).
+std::int64_t extent(const Matmul& p, std::int64_t ld, std::int64_t stride, DataType t) {
+  return ((p.batch - 1) * stride + (p.m - 1) * ld + p.n) * data_type_size(t);
+}
+
+bool overlap(const void* a, std::int64_t a_bytes, const void* b, std::int64_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  return x < y + static_cast<std::uintptr_t>(b_bytes) && y < x + static_cast<std::uintptr_t>(a_bytes);
 }
 
 Status validate_pointers(const Matmul& p) {
@@ -64,17 +84,24 @@ Status validate_pointers(const Matmul& p) {
   auto misaligned = [](const void* ptr, DataType t) {
     return reinterpret_cast<std::uintptr_t>(ptr) % static_cast<unsigned>(data_type_size(t)) != 0;
   };
-  if ((p.a_used() && misaligned(p.a, p.a_type)) || (p.b_used() && misaligned(p.b, p.b_type)) ||
-      (p.c_read() && misaligned(p.c, p.c_type)) || (p.d_used() && misaligned(p.d, p.d_type)))
-    return fail(Status::Misaligned, "every pointer must be aligned to its element size (2 bytes for f16 and bf16, "
-                                    "4 for f32)");
+  const char* off = p.a_used() && misaligned(p.a, p.a_type)   ? "A"
+                    : p.b_used() && misaligned(p.b, p.b_type) ? "B"
+                    : p.c_read() && misaligned(p.c, p.c_type) ? "C"
+                    : p.d_used() && misaligned(p.d, p.d_type) ? "D"
+                                                              : nullptr;
+  if (off)
+    return fail(Status::Misaligned, std::string(off) + " is not aligned to its element size (2 bytes for f16 and "
+                                                       "bf16, 4 for f32)");
   if (p.c_read() && p.c == p.d &&
       (p.c_type != p.d_type || p.ldc != p.ldd || (p.batch > 1 && p.stride_c != p.stride_d)))
     return fail(Status::InvalidArgument, "C and D are the same memory but differ in type, leading dimension or "
                                          "batch stride");
-  if (p.batch > 1 && p.d_used() && p.stride_d < p.ldd * p.m)
+  if (p.batch > 1 && p.d_used() && static_cast<__int128>(p.stride_d) < static_cast<__int128>(p.ldd) * p.m)
     return fail(Status::InvalidLeadingDim, "stride_d = " + str(p.stride_d) + " is smaller than ldd * M = " +
                                                str(p.ldd * p.m) + ": the D matrices would overlap");
+  if (p.batch == 1 && p.c_read() && p.c != p.d && overlap(p.c, extent(p, p.ldc, p.stride_c, p.c_type), p.d,
+                                          extent(p, p.ldd, p.stride_d, p.d_type)))
+    return fail(Status::InvalidArgument, "C and D overlap without being the same memory");
   return Status::Success;
 }
 
@@ -94,6 +121,7 @@ Status accessible(const void* ptr, const char* name) {
 }  // namespace
 
 Status validate_arguments(const Matmul& p) {
+  if (Status s = validate_enums(p); s != Status::Success) return s;
   if (Status s = validate_sizes(p); s != Status::Success) return s;
   if (Status s = validate_types(p); s != Status::Success) return s;
   if (Status s = validate_leading_dims(p); s != Status::Success) return s;

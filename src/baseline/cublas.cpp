@@ -3,8 +3,9 @@
 // cublasGemmStridedBatchedEx with tensor ops, compute type 16F (cublas.acc16) or 32F
 // (cublas.acc32). Row-major D = op(A)·op(B) is column-major Dᵀ = op(B)ᵀ·op(A)ᵀ, so A and B swap.
 // cuBLAS updates C in place and pairs each input type with few output types (f16 A: f16 or f32;
-// bf16 A: bf16 or f32), so C is first scaled into D where it is other memory, and a D of a type
-// cuBLAS cannot pair with A is computed in f32 workspace and converted.
+// bf16 A: bf16 or f32), so C is first copied into D where it is other memory, and a D of a type
+// cuBLAS cannot pair with A (or a C that would not fit D's type before beta scales it) goes
+// through f32 workspace and is converted.
 #include <cublas_v2.h>
 
 #include <climits>
@@ -76,9 +77,13 @@ Status run(const Matmul& p, cudaStream_t stream, std::string* message, cublasCom
     return scale_matrices(p.c_read() ? c : TypedMatrices{}, p.c_read() ? p.beta : 0.f, d, p.m, p.n, p.batch, stream,
                           message);
   const bool pairs = p.d_type == p.a_type || (p.d_type == DataType::F32 && compute == CUBLAS_COMPUTE_32F);
+  // C enters through the target before beta scales it: into a 16-bit D only when that is exact
+  // (same type, or C is D), else through f32 workspace (a large C times a small beta may fit D
+  // where C itself would not).
+  const bool c_fits_d = !p.c_read() || p.c == p.d || p.c_type == p.d_type || p.d_type == DataType::F32;
   StreamWorkspace workspace(stream);
   TypedMatrices target = d;
-  if (!pairs) {
+  if (!pairs || !c_fits_d) {
     void* scratch = nullptr;
     const std::size_t bytes = static_cast<std::size_t>(p.m * p.n * p.batch) * sizeof(float);
     if (Status s = workspace.allocate(bytes, &scratch, message); s != Status::Success) return s;
@@ -89,7 +94,7 @@ Status run(const Matmul& p, cudaStream_t stream, std::string* message, cublasCom
     if (Status s = scale_matrices(c, 1.f, target, p.m, p.n, p.batch, stream, message); s != Status::Success) return s;
   if (Status s = gemm_in_place(p, target, p.c_read() ? p.beta : 0.f, compute, stream, message); s != Status::Success)
     return s;
-  return pairs ? Status::Success : scale_matrices(target, 1.f, d, p.m, p.n, p.batch, stream, message);
+  return target.ptr == d.ptr ? Status::Success : scale_matrices(target, 1.f, d, p.m, p.n, p.batch, stream, message);
 }
 
 Status run_acc16(const Matmul& p, cudaStream_t stream, std::string* message) {

@@ -29,7 +29,8 @@ const std::vector<const KernelEntry*>& registry() {
       &entry_sm90_wgmma_tma(),
       &entry_sm90_wgmma_tma_ws(),
       &entry_sm90_wgmma_tma_ws_persistent(),
-      &entry_sm90_wgmma_tma_small_tiles(),
+      // The production engine that "auto" runs on Hopper, for every type.
+      &entry_engine_sm90(),
       // Baselines.
       &entry_cublas_acc16(),
       &entry_cublas_acc32(),

@@ -68,7 +68,7 @@ const KernelEntry& entry_skinny_m16_mma_nt();
 const KernelEntry& entry_sm90_wgmma_tma();
 const KernelEntry& entry_sm90_wgmma_tma_ws();
 const KernelEntry& entry_sm90_wgmma_tma_ws_persistent();
-const KernelEntry& entry_sm90_wgmma_tma_small_tiles();
+const KernelEntry& entry_engine_sm90();
 const KernelEntry& entry_cublas_acc16();
 const KernelEntry& entry_cublas_acc32();
 

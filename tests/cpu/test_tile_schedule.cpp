@@ -1,8 +1,9 @@
-// The persistent sm90 rung's work order (src/common/sm90/tile_schedule.h): every slice of every
-// tile is computed exactly once, by whole tiles, splits of K or stream-K pieces; each stream-K
-// tile is finished by the cluster holding its first slices, which takes exactly the sums the
-// other pieces park, from later clusters only (the next one or two when runs are at least half a
-// tile), and parks come first in their runs, so no cluster waits for one that is itself waiting.
+// The engine's persistent scheduler (src/engine/sm90/schedule.h) under the plans the dispatch
+// policy makes (src/dispatch/engine_policy.cpp): every slice of every tile is computed exactly
+// once, by whole tiles, splits of K or stream-K pieces; each stream-K tile is finished by the
+// cluster holding its first slices, which takes exactly the sums the other pieces park, from
+// later clusters only (the next one or two when runs are at least half a tile), and parks come
+// first in their runs, so no cluster waits for one that is itself waiting.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,28 +14,46 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/sm90/tile_schedule.h"
-#include "kernels/sm90/small_tiles.h"
+#include "dispatch/engine_policy.h"
+#include "engine/sm90/schedule.h"
 
-namespace hgemm::detail::sm90 {
+namespace hgemm::detail::engine {
 namespace {
 
-using Wide = TileSchedule<256, 256, 8, 64>;    // rung 03's 2-CTA clusters of 128×256 tiles
-using Narrow = TileSchedule<128, 128, 8, 64>;  // its single CTAs of 128×128 (M <= 128)
+using Wide = TileSchedule<256, 256, 8, 64>;    // 2-CTA clusters of 128×256 tiles
+using Narrow = TileSchedule<128, 128, 8, 64>;  // single CTAs of 128×128 (M <= 128)
 
 constexpr int kH200WideClusters = 66, kH200NarrowClusters = 132;
-// Rung 03's longest few-tile stream-K runs (its max_run_slices): 16 slices wide, 24 narrow.
-template <typename S>
-constexpr int kMaxRunSlices = std::is_same_v<S, Wide> ? 16 : 24;
 
+/// A device that holds `wide_clusters` clusters of two CTAs and `narrow_clusters` single CTAs;
+/// clusters of n > 2 CTAs: as many as the SMs hold (the policy's rules without the GPCs' limits),
+/// or none, which keeps cluster split-K out of a plan.
+Device device_with(int wide_clusters, int narrow_clusters, bool larger_clusters) {
+  Device d = described_h200();
+  d.sms = narrow_clusters;
+  d.clusters[1] = narrow_clusters;
+  d.clusters[2] = wide_clusters;
+  for (int n = 3; n <= 8; ++n) d.clusters[n] = larger_clusters ? narrow_clusters / n : 0;
+  return d;
+}
+
+Matmul problem(std::int64_t m, std::int64_t n, std::int64_t k) {
+  Matmul p;
+  p.m = m, p.n = n, p.k = k, p.op_b = Op::T;
+  p.lda = std::max<std::int64_t>(k, 1), p.ldb = std::max<std::int64_t>(k, 1), p.ldd = p.ldc = std::max<std::int64_t>(n, 1);
+  p.a = p.b = p.d = reinterpret_cast<void*>(0x100000);
+  return p;
+}
+
+/// The schedule the wide or narrow kernel builds for the persistent plan of m × n × k on
+/// `clusters` clusters (wide: of 2 CTAs; narrow: single CTAs), cluster split-K aside.
 template <typename S>
 S plan(std::int64_t m, std::int64_t n, std::int64_t k, int clusters) {
-  const S one(m, n, k, 1, clusters, false);
-  if (k > 0 && (wants_stream_k(one) || wants_stream_k_for_few_tiles(one)))
-    return S(m, n, k, 1, stream_k_clusters(one, kMaxRunSlices<S>), true);
-  const S split(m, n, k, choose_splits(one), 1, false);
-  const int grid = split.total < clusters ? split.total : clusters;
-  return S(m, n, k, split.splits, grid, false);
+  const bool wide = std::is_same_v<S, Wide>;
+  const Device d = wide ? device_with(clusters, 2 * clusters, false) : device_with(clusters / 2, clusters, false);
+  const KernelShape shape = wide ? KernelShape::Wide : KernelShape::Narrow;
+  const Plan p = make_plan(problem(m, n, k), d, persistent_choice(shape, m, n, k, d));
+  return S(p.m, p.n, p.k, p.splits, static_cast<int>(p.grid) / p.cluster, p.choice.scheduler == Scheduler::StreamK);
 }
 
 struct Piece {
@@ -106,13 +125,14 @@ TEST(TileSchedule, WholeTilesAndSplitsCoverEverySliceOnce) {
   check_coverage(Wide(100, 60, 30000, 66, 66, false), "one tile, 66 splits");
   check_coverage(Narrow(128, 4096, 4096, 4, 128, false), "narrow, 4 splits");
   check_coverage(Wide(129, 127, 4093, 3, 5, false), "3 splits over 5 clusters");
-  const Wide empty_k(4096, 4096, 0, 1, kH200WideClusters, false);  // K = 0 never launches, but plans
+  const Wide empty_k = plan<Wide>(4096, 4096, 0, kH200WideClusters);  // K = 0 never launches, but plans
   EXPECT_EQ(empty_k.splits, 1);
-  EXPECT_FALSE(wants_stream_k(empty_k));
+  EXPECT_EQ(empty_k.sk_slices, 0);
 }
 
 // Whole tiles go to the fewest clusters that take as many rounds as all of them would.
 TEST(TileSchedule, BalancedClustersKeepTheRoundsAndEvenTheLoad) {
+  using sm90::balanced_clusters;
   EXPECT_EQ(balanced_clusters(256, kH200WideClusters), 64) << "4096^3: 4 rounds either way";
   EXPECT_EQ(balanced_clusters(1024, kH200WideClusters), 64) << "8192x8192x1024: 16 rounds";
   EXPECT_EQ(balanced_clusters(896, kH200WideClusters), 64) << "4096x14336x4096: 14 rounds";
@@ -165,7 +185,8 @@ TEST(TileSchedule, FewTilesShareTheirSlicesAsStreamKRuns) {
       const std::string what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + ", " +
                                std::to_string(clusters) + " clusters";
       SCOPED_TRACE(what);
-      if (choose_splits(one) == 1 || one.tiles * one.slices < 2 * clusters) {
+      const bool splits = one.tiles * 2 <= clusters && std::min(clusters / one.tiles, one.slices / 4) > 1;
+      if (!splits || one.tiles * one.slices < 2 * clusters) {
         EXPECT_EQ(s.sk_slices, 0) << "too few slices to share";
         continue;
       }
@@ -196,8 +217,8 @@ TEST(TileSchedule, FewTilesRunInsideOneTile) {
     const std::string what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
     SCOPED_TRACE(what);
     const Narrow one(c.m, c.n, c.k, 1, kH200NarrowClusters, false);
-    ASSERT_TRUE(wants_stream_k_for_few_tiles(one));
     const Narrow s = plan<Narrow>(c.m, c.n, c.k, kH200NarrowClusters);
+    ASSERT_GT(s.sk_slices, 0) << "few-tile stream-K";
     check_coverage(s, what.c_str());
     ASSERT_EQ(s.clusters, one.tiles * c.runs_per_tile);
     for (int g = 0; g < s.clusters; ++g) {
@@ -212,10 +233,10 @@ TEST(TileSchedule, FewTilesRunInsideOneTile) {
       }
     }
   }
-  EXPECT_EQ(stream_k_clusters(Wide(1024, 1024, 1024, 1, kH200WideClusters, false), 16), 32) << "16 tiles, 2 runs";
-  EXPECT_EQ(stream_k_clusters(Wide(256, 4096, 4096, 1, kH200WideClusters, false), 16), 64) << "16 tiles, 4 runs";
-  EXPECT_EQ(stream_k_clusters(Wide(512, 2048, 8192, 1, kH200WideClusters, false), 16), 64) << "at most 66 / 16";
-  EXPECT_EQ(stream_k_clusters(Wide(4096, 4352, 4096, 1, kH200WideClusters, false), 16), kH200WideClusters)
+  EXPECT_EQ(plan<Wide>(1024, 1024, 1024, kH200WideClusters).clusters, 32) << "16 tiles, 2 runs";
+  EXPECT_EQ(plan<Wide>(256, 4096, 4096, kH200WideClusters).clusters, 64) << "16 tiles, 4 runs";
+  EXPECT_EQ(plan<Wide>(512, 2048, 8192, kH200WideClusters).clusters, 64) << "at most 66 / 16";
+  EXPECT_EQ(plan<Wide>(4096, 4352, 4096, kH200WideClusters).clusters, kH200WideClusters)
       << "more tiles than clusters: the usual stream-K";
 }
 
@@ -224,14 +245,22 @@ TEST(TileSchedule, FewTilesRunInsideOneTile) {
 // split from the schedule and the cluster's CTA rank from blockIdx.x % splits: with one CTA per
 // unit, the two must agree, and every CTA has exactly one unit.
 TEST(TileSchedule, ClusterSplitsOneTilePerCluster) {
-  EXPECT_EQ(choose_cluster_splits(Narrow(128, 4096, 4096, 1, kH200NarrowClusters, false)), 4) << "32 tiles";
-  EXPECT_EQ(choose_cluster_splits(Narrow(128, 2048, 4096, 1, kH200NarrowClusters, false)), 8) << "16 tiles";
-  EXPECT_EQ(choose_cluster_splits(Narrow(100, 3000, 2000, 1, kH200NarrowClusters, false)), 5) << "24 tiles";
-  EXPECT_EQ(choose_cluster_splits(Narrow(120, 3000, 520, 1, kH200NarrowClusters, false)), 4) << "9 slices";
-  EXPECT_EQ(choose_cluster_splits(Narrow(128, 1024, 4096, 1, kH200NarrowClusters, false)), 0) << "16 per tile fit";
-  EXPECT_EQ(choose_cluster_splits(Narrow(128, 8576, 4096, 1, kH200NarrowClusters, false)), 0) << "67 tiles";
-  EXPECT_EQ(choose_cluster_splits(Narrow(128, 4096, 128, 1, kH200NarrowClusters, false)), 0) << "2 slices";
-  EXPECT_EQ(choose_cluster_splits(Narrow(100, 60, 30000, 1, kH200NarrowClusters, false)), 0) << "one deep tile";
+  const Device d = device_with(kH200WideClusters, kH200NarrowClusters, true);
+  auto splits = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const EngineChoice c = persistent_choice(KernelShape::Narrow, m, n, k, d);
+    return c.scheduler == Scheduler::ClusterSplitK ? c.splits : 0;
+  };
+  EXPECT_EQ(splits(128, 4096, 4096), 4) << "32 tiles";
+  EXPECT_EQ(splits(128, 2048, 4096), 8) << "16 tiles";
+  EXPECT_EQ(splits(100, 3000, 2000), 5) << "24 tiles";
+  EXPECT_EQ(splits(120, 3000, 520), 4) << "9 slices";
+  EXPECT_EQ(splits(128, 1024, 4096), 0) << "16 per tile fit";
+  EXPECT_EQ(splits(128, 8576, 4096), 0) << "67 tiles";
+  EXPECT_EQ(splits(128, 4096, 128), 0) << "2 slices";
+  EXPECT_EQ(splits(100, 60, 30000), 0) << "one deep tile";
+  // Where 32 clusters of 4 do not all fit (30 on an H200), 3 splits lose to stream-K.
+  const Device h200 = described_h200();
+  EXPECT_EQ(persistent_choice(KernelShape::Narrow, 128, 4096, 4096, h200).scheduler, Scheduler::StreamK);
   struct Case {
     std::int64_t m, n, k;
     int wanted, splits;
@@ -278,10 +307,10 @@ TEST(TileSchedule, StreamKOnlyWhereItPays) {
   EXPECT_EQ(three.sk_slices, 33 * 49);
 }
 
-// Rung 04's swapped decode tiles (kernels/sm90/small_tiles.h): 64-row tiles while they fit one
-// wave, then 128-row ones; none for fewer tiles than 7/16 of the SMs or more than the SMs hold.
+// The swapped decode tiles of one tile per CTA (src/dispatch/engine_policy.h): 64-row tiles while
+// they fit one wave, then 128-row ones; none for fewer tiles than 7/16 of the SMs or more than
+// the SMs hold.
 TEST(SwappedTileRows, OneWaveThatKeepsDramBusy) {
-  using sm90_wgmma_tma_small_tiles::swapped_tile_rows;
   constexpr int kH200Sms = 132;
   EXPECT_EQ(swapped_tile_rows(57 * 64, kH200Sms), 0) << "57 tiles: too few CTAs streaming B";
   EXPECT_EQ(swapped_tile_rows(57 * 64 + 1, kH200Sms), 64) << "58 tiles of 64 rows";
@@ -298,4 +327,4 @@ TEST(SwappedTileRows, OneWaveThatKeepsDramBusy) {
 }
 
 }  // namespace
-}  // namespace hgemm::detail::sm90
+}  // namespace hgemm::detail::engine

@@ -166,7 +166,7 @@ std::vector<Case> build_skinny_cases() {
   return cases;
 }
 
-// Shapes for kernels that choose their tile by the number of tiles (sm90.wgmma_tma_small_tiles):
+// Shapes for kernels that choose their tile by the number of tiles (the engine's tile-per-CTA kernels):
 // on a 132-SM H200 these pick 64×64 tiles with B K-major and 64×32 ones, rings wrapping many times;
 // then tiny C over long K, split many ways.
 std::vector<Case> build_tile_choice_cases() {
@@ -180,36 +180,36 @@ std::vector<Case> build_tile_choice_cases() {
   add(128, 4100, 300).beta = 0.5f;
   { Case& c = add(64, 4000, 1500); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
   { Case& c = add(100, 3000, 2000); c.alpha = -0.5f, c.ldb_pad = 5; }
-  // One tile of C over a long K: rung 03 shares its slices between 20 stream-K runs (100 rows)
+  // One tile of C over a long K: the engine shares its slices between 20 stream-K runs (100 rows)
   // and, on the skinny path (16 rows), splits K 128 ways, the reduction summing the splits in
   // parallel as C^T.
   { Case& c = add(100, 60, 30000); c.op_b = Op::N, c.alpha = -1.f, c.beta = 0.5f; }
   add(16, 64, 65536);
-  // Few rows over a K split 3 and 6 ways on a 132-SM H200: rung 03's skinny path runs each tile's
+  // Few rows over a K split 3 and 6 ways on a 132-SM H200: the engine's swapped persistent kernels runs each tile's
   // splits as one cluster, which adds them in distributed shared memory and writes C transposed;
   // 3500 and 2500 rows end mid-tile (16×64×65536 here and the odd-ld 16×1000×3000 keep split-K and
-  // reduce_splits_columns_kernel). 3500 columns are too few for rung 04's swapped tiles (below).
+  // reduce_splits_columns_kernel). 3500 columns are too few for the swapped tile-per-CTA kernels (below).
   { Case& c = add(7, 3500, 1000); c.alpha = -1.5f, c.beta = 0.5f; }
   add(12, 2500, 777).op_b = Op::N;
-  // 17-64 rows over few tiles: rung 03's skinny path shares the slices of the swapped problem's
+  // 17-64 rows over few tiles: the engine's swapped persistent kernels shares the slices of the swapped problem's
   // 24 tiles of 128×32 as stream-K runs, 2 per tile, and writes C^T from the owners' registers.
   { Case& c = add(24, 3000, 2000); c.alpha = 0.75f, c.beta = -1.f; }
   // Single-CTA tiles (128×128; op(A) = T keeps 24 rows off the skinny path) over a K too long for
-  // rung 04's small tiles. 18 tiles: rung 03 runs each tile's 130 slices as one cluster of 7
+  // the tile-per-CTA kernels. 18 tiles: the engine runs each tile's 130 slices as one cluster of 7
   // splits (fewer where 18 clusters of 7 do not fit), which add up in distributed shared memory,
   // C read with an odd ldc. 12 tiles: too few for clusters of at most 8 to fill the SMs, so the
   // tiles' slices are shared out as stream-K runs instead.
   { Case& c = add(24, 2200, 8300); c.op_a = Op::T, c.op_b = Op::N, c.alpha = 1.5f, c.beta = -0.5f, c.ldc_pad = 3; }
   { Case& c = add(120, 1500, 8700); c.op_b = Op::N, c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
-  // Few rows that rung 03 hands to rung 04's small tiles (one wave of 126 64×64 tiles, the last
-  // tile column ragged), and next to it 64 rows that rung 04 would cut into 188 64×16 tiles, two
-  // waves, which rung 03 keeps (Narrow tiles, each tile's splits of K in one cluster).
+  // Few rows on the tile-per-CTA kernels (one wave of 126 64×64 tiles, the last
+  // tile column ragged), and next to it 64 rows that tiles per CTA would cut into 188 64×16 tiles, two
+  // waves, which the engine keeps persistent (Narrow tiles, each tile's splits of K in one cluster).
   { Case& c = add(128, 4000, 700); c.alpha = -1.f, c.beta = 0.25f, c.lda_pad = 8; }
   add(64, 3000, 900).op_a = Op::T;
-  // 24 tiles of 256×256 for 66 clusters, which rung 04 would cut into 160 tiles (two waves): rung
-  // 03 keeps it and shares the tiles' slices as stream-K runs.
+  // 24 tiles of 256×256 for 66 clusters, which tiles per CTA would cut into 160 tiles (two waves): the
+  // engine keeps it persistent and shares the tiles' slices as stream-K runs.
   { Case& c = add(600, 2000, 700); c.alpha = 0.5f, c.beta = -1.f; }
-  // Decode shapes that rung 04 runs swapped, C^T written transposed (rung 03 hands them over): on
+  // Decode shapes the engine runs swapped on tiles per CTA, C^T written transposed: on
   // a 132-SM H200, 64 tiles of 64×16, the last 61 rows deep; 67 tiles of 128×16 from an N-major B
   // (op nn) read in place, the last 8 rows deep; 58 tiles of 64×32 with odd ldc; 126 tiles of
   // 128×32 with 15 absent columns; 94 tiles of 64×16 from a B that TMA cannot read in place (odd
@@ -225,7 +225,7 @@ std::vector<Case> build_tile_choice_cases() {
 }
 
 // Leading dimensions TMA cannot address (not multiples of 8) and 2-byte-aligned pointers, at
-// sizes that take rung 03 through each of its paths: 256- and 128-wide tiles, C stored by TMA
+// sizes that take the engine through each of its persistent paths: 256- and 128-wide tiles, C stored by TMA
 // and copied row by row (16-byte stores at every alignment of a row), C read (beta ≠ 0), split-K
 // partial sums, the skinny path; operands TMA cannot read are repacked.
 std::vector<Case> build_odd_ld_cases() {
@@ -257,7 +257,7 @@ std::vector<Case> build_odd_ld_cases() {
   return cases;
 }
 
-// Tile counts that leave much of the last round idle over a K deep enough for sm90 rung 03 to
+// Tile counts that leave much of the last round idle over a K deep enough for the engine to
 // share tiles between clusters (stream-K: idle clusters × slices of K ≥ 24 × clusters). On an
 // H200 (66 clusters of 256×256 tiles): 67 tiles cut into 66 runs of 1.02 tiles (a tile in two
 // pieces); 2300×2800, 99 tiles, one round of whole tiles, then the last 33 cut into runs of half a
@@ -286,7 +286,7 @@ std::vector<Case> build_stream_k_cases() {
   return cases;
 }
 
-// More tiles than the persistent sm90 rung has clusters, C stored by TMA (beta = 0, aligned,
+// More tiles than the engine's persistent kernels has clusters, C stored by TMA (beta = 0, aligned,
 // N % 8 == 0), short K: each tile's last C chunks are stored while the CTA's next tile runs its
 // first slices, and flushed at the tile's end when K has fewer slices than chunks wait. On an
 // H200: 90 tiles of 256×256 over 66 clusters with one slice each; 72 tiles of four slices, the

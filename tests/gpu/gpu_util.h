@@ -69,21 +69,21 @@ const std::vector<Case>& standard_cases();
 /// beyond that): what skinny.m16_mma_nt takes. Ragged N and K, K = 0, alpha/beta, exact data.
 const std::vector<Case>& skinny_cases();
 
-/// Shapes whose tile count makes sm90.wgmma_tma_small_tiles choose each of its narrower tiles
+/// Shapes whose tile count makes the engine choose each of its narrower tiles
 /// (on a 132-SM GPU), op nt, with K long enough to wrap its ring several times; and a tiny C over
-/// a long K, which rung 03 splits into more than 100 parts.
+/// a long K, which the engine splits into more than 100 parts.
 const std::vector<Case>& tile_choice_cases();
 
 /// Shapes with more 256×256 tiles than an H200 holds clusters at once, a mostly idle last round
-/// and a deep K: sm90 rung 03 shares their last tiles' K between clusters (stream-K), in two and
+/// and a deep K: the engine shares their last tiles' K between clusters (stream-K), in two and
 /// three pieces, under every epilogue.
 const std::vector<Case>& stream_k_cases();
 
-/// More tiles than the persistent sm90 rung has clusters, short K, C by TMA: the stores of one
+/// More tiles than the engine's persistent kernels has clusters, short K, C by TMA: the stores of one
 /// tile's C overlap the next tile's first slices (and are flushed when K is shorter).
 const std::vector<Case>& many_tiles_cases();
 
-/// Odd leading dimensions and 2-byte-aligned pointers at sizes that take sm90 rung 03 through
+/// Odd leading dimensions and 2-byte-aligned pointers at sizes that take the engine through
 /// each of its epilogues (TMA store, rows copied with 16-byte stores, C read, split-K partial
 /// sums, the skinny path).
 const std::vector<Case>& odd_ld_cases();

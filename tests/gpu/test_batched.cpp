@@ -31,7 +31,7 @@ std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
 
 std::vector<BatchCase> batch_cases() {
   std::vector<BatchCase> out;
-  for (const char* kernel : {"auto", "cuda.sliced_k", "sm90.wgmma_tma_ws_persistent", "cublas.acc32"})
+  for (const char* kernel : {"auto", "cuda.sliced_k", "sm90.wgmma_tma_ws_persistent", "engine.sm90", "cublas.acc32"})
     for (std::int64_t batch : {1, 3, 64})
       for (bool ptrs : {false, true}) {
         out.push_back({kernel, Accum::F32, Op::N, Op::N, 37, 129, 41, batch, ptrs, false});
@@ -41,7 +41,7 @@ std::vector<BatchCase> batch_cases() {
   out.push_back({"auto", Accum::F32, Op::N, Op::T, 129, 7, 1000, 3, false, true});
   out.push_back({"auto", Accum::F32, Op::N, Op::N, 16, 1000, 2048, 3, false, false});  // skinny, split-K
   // Aligned rows, for the paths auto takes only then: the decode kernel (M <= 16, op nt) and, on
-  // Hopper, rung 01 for few tiles.
+  // Hopper, the engine's TMA-stored tiles.
   for (std::int64_t batch : {1, 3, 64}) {
     out.push_back({"auto", Accum::F32, Op::N, Op::T, 16, 1000, 2048, batch, batch == 3, false, true});
     out.push_back({"skinny.m16_mma_nt", Accum::F16, Op::N, Op::T, 7, 300, 130, batch, batch != 3, batch == 3, true});

@@ -9,8 +9,9 @@
 //    so B is fetched from shared memory once per 64×256 block), with the registers the producer
 //    gave up (setmaxnreg.inc to 232: 128 fp32 accumulators per thread fit without spills).
 // Full barriers complete on TMA bytes; empty barriers take one arrival per consumer warp.
-#include "common/sm90/launch.cuh"
-#include "common/sm90/tile.cuh"
+#include "common/sm90/accumulators.cuh"
+#include "common/sm90/ladder_launch.cuh"
+#include "common/sm90/operand_tile.cuh"
 #include "common/sm90/wgmma_ops.cuh"
 #include "registry/registry.h"
 
@@ -65,7 +66,7 @@ struct Kernel {
   }
 
   static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                             const CUtensorMap& /*map_c*/, EpilogueMode /*mode*/) {
+                                             const CUtensorMap& /*map_c*/, bool /*c_by_tma*/) {
     Smem& s = aligned_smem<Smem>();
     const int warpgroup = threadIdx.x / 128;
     const int tiles_n = static_cast<int>((p.n + BN - 1) / BN);
@@ -90,7 +91,9 @@ struct Kernel {
 };
 
 Status launch(const Problem& p, cudaStream_t stream, std::string* message) {
-  return launch_kernel<Kernel>(p, TileShape{BM, BN}, stream, message, one_block_per_tile<BM, BN>(p, message));
+  dim3 grid;
+  if (Status s = tile_grid<BM, BN>(p, &grid, message); s != Status::Success) return s;
+  return launch_ladder<Kernel>(p, TileShape{BM, BN}, grid.x, stream, message);
 }
 
 }  // namespace sm90_wgmma_tma_ws

@@ -1,32 +1,37 @@
-// wgmma_tma.cuh — the kernel of rung 01 (sm90.wgmma_tma), for any tile: one warpgroup, one CTA
-// per BM×BN tile of C, TMA into a ring of STAGES slots, wgmma from shared memory. Rung 01 runs it
-// with 128×128 tiles; sm90.wgmma_tma_small_tiles (04) picks smaller tiles and a deeper ring per
-// problem, and adds a producer warp. What each part does is explained in 01_wgmma_tma.cu.
-//
-// TRANSPOSED_C (rung 04's decode shapes): p is the swapped problem, whose C is written transposed
-// into the caller's C (store_accumulators_transposed).
-//
-// PRODUCER_WARP: a fifth warp issues the copies and runs ahead through the ring on its own. In
-// rung 01 thread 0 refills a slot itself, after waiting for the other warps to release it, and
-// the warpgroup's next wgmma waits for thread 0; with a producer warp the consumers only wait for
-// data.
+// The engine's one-tile-per-CTA kernel, for a C too small to give every SM a big tile: one
+// warpgroup computes a BM×BN tile (BM 64 or 128, BN down to 16) over the whole K from a TMA ring,
+// and writes D from registers; nothing is split, so there are no partial sums to meet. A decode-
+// shaped C (128×4096) has 32 tiles of 128×128 for 132 SMs, 1024³ has 64: cut into smaller tiles
+// until there are about as many as SMs, every SM streams its own part of B (such problems are
+// bound by DRAM or latency, not by the tensor cores; docs/ladder.md#small-tiles).
+//  * With one CTA per SM the rest of shared memory is free, so the ring is as deep as it allows
+//    (up to 16 slices of 64 k): more loads in flight per SM.
+//  * PRODUCER_WARP: a fifth warp issues the copies and runs ahead through the ring on its own, so
+//    the consumers only wait for data, never for a refill between their wgmmas.
+//  * Tiles narrower than 64 columns need B K-major (op T): an N-major B is loaded in 64-wide
+//    blocks (common/sm90/operand_tile.cuh).
+//  * TRANSPOSED_C (decode shapes, M ≤ 32 rows of A with op N against a long N): the kernel runs
+//    the swapped problem C^T = op(B)^T·op(A)^T, so B's rows become the tile rows and C's few rows
+//    wgmma's narrow N, and writes D transposed (docs/ladder.md#decode-shapes).
 #pragma once
 
 #include <algorithm>
 #include <type_traits>
 #include <utility>
 
-#include "common/sm90/launch.cuh"
-#include "common/sm90/tile.cuh"
-#include "common/sm90/wgmma_ops.cuh"
+#include "common/sm90/accumulators.cuh"
+#include "common/sm90/operand_tile.cuh"
+#include "common/sm90/wgmma_ops_bf16.cuh"
+#include "engine/sm90/epilogue.cuh"
 
-namespace hgemm::detail::sm90 {
+namespace hgemm::detail::engine {
+
+using namespace sm90;
 
 /// A tile of BM (64 or 128) rows by BN columns of C, with a ring of STAGES k-slices, filled by
-/// thread 0 of the warpgroup or by a producer warp of its own; TRANSPOSED_C: the problem is a
-/// swapped one (sm90::swapped), whose C is written transposed into the caller's C (a separate
-/// instantiation: a run-time choice of the store slows the f16 kernels; measured:
-/// docs/ladder.md#small-tiles).
+/// thread 0 of the warpgroup or by a producer warp of its own; TRANSPOSED_C: the kernel runs the
+/// swapped problem, whose C is written transposed into D (a separate instantiation: a run-time
+/// choice of the store slows the f16 kernels; measured: docs/ladder.md#small-tiles).
 template <int BM_, int BN_, int STAGES_, bool PRODUCER_WARP_ = false, bool TRANSPOSED_C_ = false>
 struct OneWarpgroupTiles {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
@@ -43,7 +48,7 @@ using DeepestRing =
 /// Up to this many tile rows, the CTAs take C's tiles column by column (OneWarpgroupKernel::tile_origin).
 constexpr int kColumnOrderMaxTileRows = 8;
 
-template <typename T, bool A_MN, bool B_MN, typename Acc>
+template <typename T, bool A_MN, bool B_MN, typename Acc, typename In>
 struct OneWarpgroupKernel {
   static constexpr int BM = T::BM, BN = T::BN, STAGES = T::STAGES, WARPS = 4;  // consumer warps
   static constexpr bool PRODUCER_WARP = T::PRODUCER_WARP;
@@ -51,7 +56,7 @@ struct OneWarpgroupKernel {
   static constexpr int kSubTiles = BM / 64;  // 64-row wgmma blocks per tile
   using TileA = OperandTile<A_MN, BM>;
   using TileB = OperandTile<B_MN, BN>;
-  using Mma = WgmmaOp<BN, Acc>;
+  using Mma = WgmmaOp<BN, Acc, In>;
   using Stage = RingSlot<TileA, TileB>;
   struct Smem {
     Stage stage[STAGES];
@@ -80,15 +85,15 @@ struct OneWarpgroupKernel {
   /// of C) consecutive CTAs go down a column: they run side by side and load the same B slices,
   /// so a slice read from DRAM serves the whole column from L2 while it is there. Many tile rows
   /// keep the row-by-row order, which is faster there (measured: docs/ladder.md#small-tiles).
-  static __device__ std::pair<int, int> tile_origin(const Problem& p) {
+  static __device__ std::pair<int, int> tile_origin(const KernelParams& p) {
     const int tiles_m = static_cast<int>((p.m + BM - 1) / BM), tiles_n = static_cast<int>((p.n + BN - 1) / BN);
     if (tiles_m <= kColumnOrderMaxTileRows)
       return {static_cast<int>(blockIdx.x % tiles_m) * BM, static_cast<int>(blockIdx.x / tiles_m) * BN};
     return {static_cast<int>(blockIdx.x / tiles_n) * BM, static_cast<int>(blockIdx.x % tiles_n) * BN};
   }
 
-  static __device__ __forceinline__ void run(const Problem& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                             const CUtensorMap& /*map_c*/, EpilogueMode /*mode*/) {
+  static __device__ __forceinline__ void run(const KernelParams& p, const CUtensorMap& map_a,
+                                             const CUtensorMap& map_b, const CUtensorMap& /*map_d*/) {
     Smem& s = aligned_smem<Smem>();
     const int tid = threadIdx.x, lane = tid % 32;
     const auto [m0, n0] = tile_origin(p);
@@ -138,33 +143,18 @@ struct OneWarpgroupKernel {
     for (int h = 0; h < kSubTiles; ++h) {
       fence_accumulators(acc[h]);
       if constexpr (T::TRANSPOSED_C)
-        store_accumulators_transposed<BN>(p, m0 + 64 * h, n0, acc[h]);
+        store_accumulators_transposed<BN>(p.out, p.m, m0 + 64 * h, n0, acc[h]);
       else
-        store_accumulators<BN>(p, m0 + 64 * h, n0, acc[h]);
+        store_accumulators<BN>(p.out, m0 + 64 * h, n0, acc[h]);
     }
   }
 };
 
-/// The kernel template launch_kernel instantiates for tiles T. An MN-major B (op N) comes in
+/// The kernel of tiles T for the given operand majors and types. An MN-major B (op N) comes in
 /// 64-column blocks, so a narrower T cannot hold it: that combination stands for the 64-wide
-/// deepest ring instead (compiled once with it) and is never launched (launch_one_warpgroup
-/// refuses it).
-template <typename T>
-struct OneWarpgroup {
-  template <bool A_MN, bool B_MN, typename Acc>
-  using Kernel =
-      OneWarpgroupKernel<std::conditional_t<B_MN && (T::BN < 64), DeepestRing<T::BM, 64>, T>, A_MN, B_MN, Acc>;
-};
+/// deepest ring instead (compiled once with it) and is never launched (the plan refuses it).
+template <typename T, bool A_MN, bool B_MN, typename Acc, typename In>
+using TilePerCtaKernel =
+    OneWarpgroupKernel<std::conditional_t<B_MN && (T::BN < 64), DeepestRing<T::BM, 64>, T>, A_MN, B_MN, Acc, In>;
 
-/// Runs tiles T over p, one CTA per tile (p the swapped problem when T::TRANSPOSED_C).
-template <typename T>
-Status launch_one_warpgroup(const Problem& p, cudaStream_t stream, std::string* message) {
-  if (b_mn_major(p) && T::BN < 64) {
-    *message = "internal: a tile narrower than 64 columns cannot hold B with op N";
-    return Status::UnsupportedOp;
-  }
-  return launch_kernel<OneWarpgroup<T>::template Kernel>(p, TileShape{T::BM, T::BN}, stream, message,
-                                                         one_block_per_tile<T::BM, T::BN>(p, message));
-}
-
-}  // namespace hgemm::detail::sm90
+}  // namespace hgemm::detail::engine

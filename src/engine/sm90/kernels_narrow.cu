@@ -1,0 +1,22 @@
+// The engine's Narrow kernel: persistent 128×128 single CTAs with a 6-slot ring, for M ≤ 128
+// (a pair of CTAs stacked along M would leave one idle) and for cluster split-K; with and without
+// the stream-K branches.
+#include "engine/sm90/kernel_launcher.cuh"
+#include "engine/sm90/persistent.cuh"
+
+namespace hgemm::detail::engine {
+
+using Narrow = Persistent<128, 1, 6, false>;
+
+template <typename C>
+struct NarrowOf {
+  template <bool A_MN, bool B_MN, typename Acc, typename In>
+  using Kernel = PersistentKernel<C, A_MN, B_MN, Acc, In>;
+};
+
+Status launch_narrow(const KernelLaunch& l, bool stream_k, std::string* message) {
+  return stream_k ? launch_kernel_template<NarrowOf<WithStreamK<Narrow>>::Kernel>(l, message)
+                  : launch_kernel_template<NarrowOf<Narrow>::Kernel>(l, message);
+}
+
+}  // namespace hgemm::detail::engine

@@ -1,0 +1,112 @@
+#include "engine/sm90/launch.h"
+
+#include <atomic>
+
+#include "common/convert.h"
+#include "common/sm90/c_chunk.cuh"
+#include "common/sm90/tensor_maps.h"
+#include "common/workspace.h"
+#include "engine/sm90/epilogue.cuh"
+#include "engine/sm90/split_k_reduce.h"
+
+namespace hgemm::detail::engine {
+namespace {
+
+/// A flag value no earlier launch used: stream-K flags live in pooled workspace that nothing
+/// zeroes, so a launch waits for its own value (64 bits, counted from an arbitrary odd start: not
+/// a pattern that zeroed or float-filled memory holds). Readers clear the flags they consumed, so a
+/// CUDA graph replaying the launch with the same value starts from clear flags.
+unsigned long long next_epoch() {
+  static std::atomic<unsigned long long> counter{0x9e3779b97f4a7c15ull};
+  return counter.fetch_add(2, std::memory_order_relaxed);
+}
+
+/// A and B of p as stored, and B's rows per TMA box.
+struct KernelOperands {
+  sm90::StoredOperand a, b;
+  bool a_mn = false, b_mn = false;
+};
+
+/// The kernel's operands: p's own, or for the swapped problem (C^T = op(B)^T·op(A)^T, op(A) = N)
+/// B as the kernel's A (MN-major when op(B) = N) and A as its K-major B.
+KernelOperands kernel_operands(const Matmul& p, bool swapped) {
+  const sm90::StoredOperand a{p.a, p.a_type, p.lda, p.op_a == Op::N ? p.m : p.k, p.op_a == Op::N ? p.k : p.m};
+  const sm90::StoredOperand b{p.b, p.b_type, p.ldb, p.op_b == Op::N ? p.k : p.n, p.op_b == Op::N ? p.n : p.k};
+  if (swapped) return {b, a, p.op_b == Op::N, false};
+  return {a, b, p.op_a == Op::T, p.op_b == Op::N};
+}
+
+Status launch_product(const Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message) {
+  StreamWorkspace workspace(stream);
+  KernelLaunch l;
+  KernelOperands ops = kernel_operands(p, plan.swapped);
+  if (Status s = sm90::make_tma_readable(&ops.a, &ops.b, workspace, stream, message); s != Status::Success) return s;
+  // B is split between a cluster's CTAs along M, each loading its share and multicasting it.
+  const int b_rows = is_persistent(plan.choice.shape) ? plan.bn / (plan.choice.shape == KernelShape::Wide ? 2 : 1)
+                                                      : plan.bn;
+  if (Status s = sm90::encode_operand_map(&l.map_a, ops.a, ops.a_mn, plan.bm, message); s != Status::Success) return s;
+  if (Status s = sm90::encode_operand_map(&l.map_b, ops.b, ops.b_mn, b_rows, message); s != Status::Success) return s;
+  if (plan.store == StorePath::Tma) {
+    const int cols = p.d_type == DataType::F32 ? kF32ChunkCols : sm90::kCChunkCols;
+    if (Status s = sm90::encode_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, cols, sm90::kCStoreRows, message);
+        s != Status::Success)
+      return s;
+  }
+  KernelParams& k = l.params;
+  k.m = plan.m, k.n = plan.n, k.k = plan.k;
+  k.out = {p.d, p.ldd, p.c_read() ? p.c : nullptr, p.ldc, p.m, p.n, p.alpha, p.c_read() ? p.beta : 0.f,
+           p.d_type, p.c_type};
+  k.store = plan.store;
+  k.splits = plan.splits;
+  k.cluster_splits = plan.choice.scheduler == Scheduler::ClusterSplitK ? plan.splits : 1;
+  if (plan.partials_bytes > 0) {
+    void* partials = nullptr;
+    if (Status s = workspace.allocate(plan.partials_bytes, &partials, message); s != Status::Success) return s;
+    k.partials = static_cast<float*>(partials);
+  }
+  if (plan.handover_bytes > 0) {
+    const std::size_t slots = static_cast<std::size_t>(plan.clusters) * plan.cluster * kConsumerWarpgroups;
+    void *parked = nullptr, *flags = nullptr;
+    if (Status s = workspace.allocate(plan.handover_bytes - slots * sizeof(unsigned long long), &parked, message);
+        s != Status::Success)
+      return s;
+    if (Status s = workspace.allocate(slots * sizeof(unsigned long long), &flags, message); s != Status::Success) return s;
+    k.stream_k = {static_cast<std::uint32_t*>(parked), static_cast<unsigned long long*>(flags), next_epoch()};
+  }
+  l.a_mn = ops.a_mn, l.b_mn = ops.b_mn, l.accum = p.accum, l.in = p.a_type;
+  l.grid = plan.grid, l.cluster = plan.cluster, l.stream = stream;
+  const bool stream_k = plan.choice.scheduler == Scheduler::StreamK;
+  Status s;
+  switch (plan.choice.shape) {
+    case KernelShape::Wide: s = launch_wide(l, stream_k, message); break;
+    case KernelShape::Narrow: s = launch_narrow(l, stream_k, message); break;
+    case KernelShape::Skinny16:
+    case KernelShape::Skinny32:
+    case KernelShape::Skinny64: s = launch_skinny(l, plan.choice.shape, stream_k, message); break;
+    case KernelShape::Tile128x64:
+    case KernelShape::Tile64x64:
+    case KernelShape::Tile64x32:
+    case KernelShape::Tile64x16: s = launch_tiles(l, plan.choice.shape, message); break;
+    default: s = launch_swapped_tiles(l, plan.choice.shape, message); break;
+  }
+  if (s != Status::Success || plan.store != StorePath::Partials) return s;
+  return reduce_splits(k, plan.swapped, stream, message);
+}
+
+}  // namespace
+
+Status launch(const Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message) {
+  if (p.k == 0) {  // D = beta·C (zeros when beta = 0, C unread), every product at once
+    const TypedMatrices c{p.c_read() ? p.c : nullptr, p.c_type, p.ldc, p.stride_c};
+    return scale_matrices(c, p.c_read() ? p.beta : 0.f, {p.d, p.d_type, p.ldd, p.stride_d}, p.m, p.n, p.batch, stream,
+                          message);
+  }
+  for (std::int64_t i = 0; i < p.batch; ++i)
+    if (Status s = launch_product(plan, p.product(i), stream, message); s != Status::Success) {
+      if (p.batch > 1) *message = "batch entry " + std::to_string(i) + ": " + *message;
+      return s;
+    }
+  return Status::Success;
+}
+
+}  // namespace hgemm::detail::engine

@@ -1,0 +1,38 @@
+// Carrying out a plan: workspace from the stream-ordered pool, operands TMA cannot read copied,
+// tensor maps encoded, the planned kernel launched, split-K partial sums reduced. Mechanical:
+// every decision was made in the plan.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "common/matmul.h"
+#include "engine/sm90/plan.h"
+
+namespace hgemm::detail::engine {
+
+/// Runs p (each product of its batch in turn) as `plan` says, on `stream`.
+Status launch(const Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message);
+
+/// One kernel launch as the per-kernel launchers (kernels_*.cu) receive it.
+struct KernelLaunch {
+  KernelParams params;
+  CUtensorMap map_a{}, map_b{}, map_d{};
+  bool a_mn = false, b_mn = false;  ///< the kernel's operands are stored MN-major (wgmma transpose)
+  Accum accum = Accum::F32;
+  DataType in = DataType::F16;      ///< A's and B's type
+  unsigned grid = 0;
+  int cluster = 1;
+  cudaStream_t stream = nullptr;
+};
+
+// The per-kernel launchers, one translation unit each (they compile in parallel).
+Status launch_wide(const KernelLaunch& l, bool stream_k, std::string* message);
+Status launch_narrow(const KernelLaunch& l, bool stream_k, std::string* message);
+Status launch_skinny(const KernelLaunch& l, KernelShape shape, bool stream_k, std::string* message);
+Status launch_tiles(const KernelLaunch& l, KernelShape shape, std::string* message);
+Status launch_swapped_tiles(const KernelLaunch& l, KernelShape shape, std::string* message);
+
+}  // namespace hgemm::detail::engine

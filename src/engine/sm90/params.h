@@ -1,0 +1,54 @@
+// What an engine kernel receives besides its tensor maps: the problem it runs, where D goes (and
+// C comes from), and the parameters of its scheduler and fix-up. Plain data, host and device.
+#pragma once
+
+#include <cstdint>
+
+#include "hgemm/hgemm.h"
+
+namespace hgemm::detail::engine {
+
+/// D = alpha·acc + beta·C, in D's own orientation: m × n, row-major. A kernel that runs the
+/// swapped problem writes its element (r, c) to D(c, r).
+struct Output {
+  void* d = nullptr;
+  std::int64_t ldd = 0;
+  const void* c = nullptr;  ///< read only when beta ≠ 0
+  std::int64_t ldc = 0;
+  std::int64_t m = 0, n = 0;
+  float alpha = 1.f, beta = 0.f;
+  DataType d_type = DataType::F16, c_type = DataType::F16;
+};
+
+/// Consumer warpgroups of a persistent CTA (each owns 64 rows of the 128-row tile).
+constexpr int kConsumerWarpgroups = 2;
+
+/// Splits of a tile one cluster can hold (cluster split-K): the portable cluster size.
+constexpr int kMaxClusterSplits = 8;
+
+/// How the epilogue writes a tile.
+enum class StorePath : std::uint8_t {
+  Registers,   ///< from the accumulators, 2-element runs (transposed for swapped kernels)
+  Tma,         ///< staged in shared memory, stored by TMA (beta = 0, D aligned, N a multiple of 16 bytes)
+  StagedRows,  ///< staged as for Tma, copied out row by row (beta = 0, 16-bit D that TMA cannot take)
+  Partials,    ///< fp32 partial sums of each split of K into workspace; a second pass writes D
+};
+
+/// Stream-K hand-over slots: the parked accumulators and their flags.
+struct StreamKHandover {
+  std::uint32_t* parked = nullptr;      ///< per slot: the parked accumulators, [register][thread]
+  unsigned long long* flags = nullptr;  ///< per slot: `epoch` once the slot's sums are parked
+  unsigned long long epoch = 0;         ///< this launch's flag value (unique per launch)
+};
+
+struct KernelParams {
+  std::int64_t m = 0, n = 0, k = 0;  ///< the problem the kernel runs (the swapped one if so)
+  Output out;
+  StorePath store = StorePath::Registers;
+  float* partials = nullptr;  ///< StorePath::Partials: splits × m × n floats
+  int splits = 1;             ///< splits of K of the schedule
+  int cluster_splits = 1;     ///< > 1: the splits of a tile are a cluster's CTAs, added in DSMEM
+  StreamKHandover stream_k;   ///< on when parked is set
+};
+
+}  // namespace hgemm::detail::engine

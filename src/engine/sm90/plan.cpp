@@ -1,0 +1,188 @@
+#include "engine/sm90/plan.h"
+
+#include <cstdio>
+
+#include "common/sm90/raster.h"
+
+namespace hgemm::detail::engine {
+namespace {
+
+constexpr int kBM = 128, kBK = 64;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+bool tma_readable(const void* ptr, std::int64_t ld, int elem_bytes) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0;
+}
+
+// Where the epilogue of a persistent, unswapped kernel writes D: by TMA when beta does not read C
+// and D is 16-byte aligned with rows and N in whole 16-byte units (TMA clips a ragged N only to
+// whole units), staged rows for another 16-bit D with beta = 0, else from registers.
+StorePath store_path(const Matmul& p) {
+  if (p.c_read()) return StorePath::Registers;
+  const int size = data_type_size(p.d_type);
+  if (tma_readable(p.d, p.ldd, size) && (p.n * size) % 16 == 0) return StorePath::Tma;
+  return size == 2 ? StorePath::StagedRows : StorePath::Registers;
+}
+
+const char* shape_name(KernelShape s) {
+  switch (s) {
+    case KernelShape::Wide: return "wide 128x256 c2";
+    case KernelShape::Narrow: return "narrow 128x128";
+    case KernelShape::Skinny16: return "swapped persistent 128x16";
+    case KernelShape::Skinny32: return "swapped persistent 128x32";
+    case KernelShape::Skinny64: return "swapped persistent 128x64";
+    case KernelShape::Tile128x64: return "tile 128x64";
+    case KernelShape::Tile64x64: return "tile 64x64";
+    case KernelShape::Tile64x32: return "tile 64x32";
+    case KernelShape::Tile64x16: return "tile 64x16";
+    case KernelShape::Swapped64x16: return "swapped tile 64x16";
+    case KernelShape::Swapped64x32: return "swapped tile 64x32";
+    case KernelShape::Swapped128x16: return "swapped tile 128x16";
+    case KernelShape::Swapped128x32: return "swapped tile 128x32";
+  }
+  return "?";
+}
+
+const char* scheduler_name(Scheduler s) {
+  switch (s) {
+    case Scheduler::TilePerCta: return "a tile per CTA";
+    case Scheduler::WholeTiles: return "whole tiles";
+    case Scheduler::SplitK: return "split-K";
+    case Scheduler::StreamK: return "stream-K";
+    case Scheduler::ClusterSplitK: return "cluster split-K";
+  }
+  return "?";
+}
+
+const char* store_name(StorePath s) {
+  switch (s) {
+    case StorePath::Registers: return "registers";
+    case StorePath::Tma: return "TMA store";
+    case StorePath::StagedRows: return "staged rows";
+    case StorePath::Partials: return "partials + reduce";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool is_swapped(KernelShape s) {
+  switch (s) {
+    case KernelShape::Skinny16:
+    case KernelShape::Skinny32:
+    case KernelShape::Skinny64:
+    case KernelShape::Swapped64x16:
+    case KernelShape::Swapped64x32:
+    case KernelShape::Swapped128x16:
+    case KernelShape::Swapped128x32: return true;
+    default: return false;
+  }
+}
+
+bool is_persistent(KernelShape s) {
+  return s == KernelShape::Wide || s == KernelShape::Narrow || s == KernelShape::Skinny16 ||
+         s == KernelShape::Skinny32 || s == KernelShape::Skinny64;
+}
+
+void tile_of(KernelShape s, int* bm, int* bn) {
+  switch (s) {
+    case KernelShape::Wide: *bm = 128, *bn = 256; return;
+    case KernelShape::Narrow: *bm = 128, *bn = 128; return;
+    case KernelShape::Skinny16: *bm = 128, *bn = 16; return;
+    case KernelShape::Skinny32: *bm = 128, *bn = 32; return;
+    case KernelShape::Skinny64: *bm = 128, *bn = 64; return;
+    case KernelShape::Tile128x64: *bm = 128, *bn = 64; return;
+    case KernelShape::Tile64x64: *bm = 64, *bn = 64; return;
+    case KernelShape::Tile64x32: *bm = 64, *bn = 32; return;
+    case KernelShape::Tile64x16: *bm = 64, *bn = 16; return;
+    case KernelShape::Swapped64x16: *bm = 64, *bn = 16; return;
+    case KernelShape::Swapped64x32: *bm = 64, *bn = 32; return;
+    case KernelShape::Swapped128x16: *bm = 128, *bn = 16; return;
+    case KernelShape::Swapped128x32: *bm = 128, *bn = 32; return;
+  }
+}
+
+Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
+  Plan plan;
+  plan.choice = choice;
+  plan.swapped = is_swapped(choice.shape);
+  plan.m = plan.swapped ? p.n : p.m, plan.n = plan.swapped ? p.m : p.n, plan.k = p.k;
+  tile_of(choice.shape, &plan.bm, &plan.bn);
+  const std::int64_t slices = ceil_div(plan.k, kBK);
+  if (!is_persistent(choice.shape)) {
+    plan.grid = static_cast<unsigned>(ceil_div(plan.m, plan.bm) * ceil_div(plan.n, plan.bn));
+    plan.clusters = static_cast<int>(plan.grid);
+  } else {
+    const int rows = (choice.shape == KernelShape::Wide ? 2 : 1) * kBM;  // a cluster tile's rows
+    const std::int64_t tiles = ceil_div(plan.m, rows) * ceil_div(plan.n, plan.bn);
+    // Splits as the schedule normalises them: none empty, K = 0 one.
+    const std::int64_t wanted = choice.scheduler == Scheduler::SplitK || choice.scheduler == Scheduler::ClusterSplitK
+                                    ? choice.splits
+                                    : 1;
+    const std::int64_t per_split = slices > 0 ? ceil_div(slices, wanted) : 1;
+    plan.splits = static_cast<int>(slices > 0 ? ceil_div(slices, per_split) : 1);
+    const std::int64_t units = tiles * plan.splits;
+    if (choice.scheduler == Scheduler::ClusterSplitK) {
+      plan.cluster = plan.splits;
+      plan.clusters = static_cast<int>(tiles);
+    } else {
+      plan.cluster = choice.shape == KernelShape::Wide ? 2 : 1;
+      const int fit = d.clusters[plan.cluster] > 0 ? d.clusters[plan.cluster] : 1;
+      plan.clusters = choice.scheduler == Scheduler::StreamK
+                          ? (choice.clusters > 0 ? choice.clusters : fit)
+                          : sm90::balanced_clusters(static_cast<int>(units), fit);
+    }
+    plan.grid = static_cast<unsigned>(plan.cluster * plan.clusters);
+  }
+  // The store path.
+  if (choice.scheduler == Scheduler::SplitK)
+    plan.store = StorePath::Partials;
+  else if (plan.swapped || !is_persistent(choice.shape) || choice.scheduler == Scheduler::ClusterSplitK)
+    plan.store = StorePath::Registers;
+  else
+    plan.store = store_path(p);
+  // Workspace.
+  if (plan.store == StorePath::Partials)
+    plan.partials_bytes = static_cast<std::size_t>(plan.splits) * plan.m * plan.n * sizeof(float);
+  if (choice.scheduler == Scheduler::StreamK) {
+    const std::size_t slots = static_cast<std::size_t>(plan.clusters) * plan.cluster * kConsumerWarpgroups;
+    const std::size_t words = p.accum == Accum::F16 ? plan.bn / 4 : plan.bn / 2;  // accumulator registers
+    plan.handover_bytes = slots * 128 * words * 4 + slots * sizeof(unsigned long long);
+  }
+  // The kernel's A is B when swapped; an operand TMA cannot read is copied with ld rounded to 8.
+  const void* ka = plan.swapped ? p.b : p.a;
+  const void* kb = plan.swapped ? p.a : p.b;
+  const std::int64_t lda = plan.swapped ? p.ldb : p.lda, ldb = plan.swapped ? p.lda : p.ldb;
+  auto copy_bytes = [&](const void* ptr, std::int64_t ld, std::int64_t rows, std::int64_t width, bool* repack) {
+    *repack = !tma_readable(ptr, ld, 2) && rows > 0;
+    return *repack ? static_cast<std::size_t>(rows * ceil_div(width, 8) * 8 * 2) : std::size_t(0);
+  };
+  // Stored shapes: A is M×K (op N) or K×M (op T), B K×N (op N) or N×K (op T), of p.
+  const std::int64_t pa_rows = p.op_a == Op::N ? p.m : p.k, pa_width = p.op_a == Op::N ? p.k : p.m;
+  const std::int64_t pb_rows = p.op_b == Op::N ? p.k : p.n, pb_width = p.op_b == Op::N ? p.n : p.k;
+  const std::size_t a_copy = copy_bytes(ka, lda, plan.swapped ? pb_rows : pa_rows, plan.swapped ? pb_width : pa_width,
+                                        &plan.repack_a);
+  const std::size_t b_copy = copy_bytes(kb, ldb, plan.swapped ? pa_rows : pb_rows, plan.swapped ? pa_width : pb_width,
+                                        &plan.repack_b);
+  plan.repack_bytes = p.k > 0 ? a_copy + b_copy : 0;
+  if (p.k == 0) plan.repack_a = plan.repack_b = false;
+  return plan;
+}
+
+std::string describe(const Plan& plan) {
+  char text[256];
+  const EngineChoice& c = plan.choice;
+  std::string scheduler = scheduler_name(c.scheduler);
+  if (c.scheduler == Scheduler::SplitK || c.scheduler == Scheduler::ClusterSplitK)
+    scheduler += " " + std::to_string(plan.splits);
+  std::snprintf(text, sizeof text, "%s, %s, %u CTAs, %s", shape_name(c.shape), scheduler.c_str(), plan.grid,
+                store_name(plan.store));
+  std::string out = text;
+  if (plan.repack_a || plan.repack_b)
+    out += std::string(", repack") + (plan.repack_a ? " A" : "") + (plan.repack_b ? " B" : "");
+  if (plan.workspace_bytes() > 0) out += ", workspace " + std::to_string((plan.workspace_bytes() + 1023) / 1024) + " KiB";
+  return out;
+}
+
+}  // namespace hgemm::detail::engine

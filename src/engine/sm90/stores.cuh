@@ -1,0 +1,98 @@
+// Typed element stores of the engine's epilogues: D = alpha·v + beta·C for runs of consecutive
+// columns of one row, read and rounded in the types of C and D (f16, bf16, f32). beta = 0 never
+// reads C. Columns past N are skipped; a run is one vector store where D's address allows it.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "engine/sm90/params.h"
+
+namespace hgemm::detail::engine {
+
+__device__ __forceinline__ float load_element(const void* base, DataType t, std::int64_t i) {
+  switch (t) {
+    case DataType::F16: return __half2float(static_cast<const __half*>(base)[i]);
+    case DataType::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    default: return static_cast<const float*>(base)[i];
+  }
+}
+
+/// W consecutive values of a 16-bit type as one word (W = 1, 2 or 4).
+template <int W> struct Word16;
+template <> struct Word16<1> { using type = unsigned short; };
+template <> struct Word16<2> { using type = unsigned int; };
+template <> struct Word16<4> { using type = uint2; };
+template <int W> struct Word32;
+template <> struct Word32<1> { using type = float; };
+template <> struct Word32<2> { using type = float2; };
+template <> struct Word32<4> { using type = float4; };
+
+template <typename T>
+__device__ __forceinline__ unsigned short bits16(float v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half_as_ushort(__float2half_rn(v));
+  } else {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  }
+}
+
+/// Writes the `valid` (≤ W) first values of v to the W elements at `p`, as one store when all W
+/// are valid and p is aligned to the run.
+template <typename T, int W>
+__device__ __forceinline__ void write_run16(T* p, const float* v, std::int64_t valid) {
+  if (valid >= W && reinterpret_cast<std::uintptr_t>(p) % (2 * W) == 0) {
+    alignas(2 * W) unsigned short h[W];
+#pragma unroll
+    for (int i = 0; i < W; ++i) h[i] = bits16<T>(v[i]);
+    *reinterpret_cast<typename Word16<W>::type*>(p) = *reinterpret_cast<const typename Word16<W>::type*>(h);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < W; ++i)
+    if (i < valid) reinterpret_cast<unsigned short*>(p)[i] = bits16<T>(v[i]);
+}
+
+template <int W>
+__device__ __forceinline__ void write_run32(float* p, const float* v, std::int64_t valid) {
+  if (valid >= W && reinterpret_cast<std::uintptr_t>(p) % (4 * W) == 0) {
+    alignas(4 * W) float f[W];
+#pragma unroll
+    for (int i = 0; i < W; ++i) f[i] = v[i];
+    *reinterpret_cast<typename Word32<W>::type*>(p) = *reinterpret_cast<const typename Word32<W>::type*>(f);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < W; ++i)
+    if (i < valid) p[i] = v[i];
+}
+
+/// D(row, col .. col + W) = alpha·acc + beta·C(row, col ..), for the columns inside D (the caller
+/// checks the row).
+template <int W>
+__device__ __forceinline__ void store_run(const Output& o, std::int64_t row, std::int64_t col, const float* acc) {
+  const std::int64_t valid = o.n - col;
+  if (valid <= 0) return;
+  float v[W];
+#pragma unroll
+  for (int i = 0; i < W; ++i) {
+    v[i] = o.alpha * acc[i];
+    if (o.beta != 0.f && i < valid) v[i] = fmaf(o.beta, load_element(o.c, o.c_type, row * o.ldc + col + i), v[i]);
+  }
+  const std::int64_t at = row * o.ldd + col;
+  switch (o.d_type) {
+    case DataType::F16: write_run16<__half, W>(static_cast<__half*>(o.d) + at, v, valid); break;
+    case DataType::BF16: write_run16<__nv_bfloat16, W>(static_cast<__nv_bfloat16*>(o.d) + at, v, valid); break;
+    default: write_run32<W>(static_cast<float*>(o.d) + at, v, valid); break;
+  }
+}
+
+/// D(row, col) = alpha·acc + beta·C(row, col) for one element inside D's columns.
+__device__ __forceinline__ void store_element(const Output& o, std::int64_t row, std::int64_t col, float acc) {
+  store_run<1>(o, row, col, &acc);
+}
+
+}  // namespace hgemm::detail::engine
