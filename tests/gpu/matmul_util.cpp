@@ -1,6 +1,7 @@
 #include "matmul_util.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -167,6 +168,13 @@ std::vector<MatmulCase> build_matmul_cases() {
 
   std::uint64_t seed = 6001;
   for (MatmulCase& c : cases) c.seed = seed++;
+  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) {  // small cases only (sanitizer runs)
+    const std::int64_t limit = std::atoll(env);
+    std::vector<MatmulCase> kept;
+    for (const MatmulCase& c : cases)
+      if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
+    cases = kept;
+  }
   return cases;
 }
 

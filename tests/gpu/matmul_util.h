@@ -71,7 +71,7 @@ struct MatmulCase {
 /// The typed correctness set: exact small-integer cases, ragged shapes around tile edges, every
 /// op, ld > width, NaN in an unread C and a null C, K = 0, alpha/beta ≠ 1/0, in place,
 /// 2-byte-aligned pointers, C beyond D's range, strided batches with stride-0 operands, empty
-/// batch and empty D.
+/// batch and empty D. HGEMM_TEST_MAX_DIM (environment) drops the cases with a larger dimension.
 const std::vector<MatmulCase>& matmul_cases();
 
 /// A case's inputs in given types, as uploaded, and the reference of every product (held in a

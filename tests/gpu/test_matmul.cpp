@@ -36,15 +36,23 @@ std::string param_name(const testing::TestParamInfo<MatmulParam>& info) {
   return s;
 }
 
-// "auto" (every type) and each entry that takes a type other than f16 with f32 accumulation: a
-// typed entry added to the registry is tested here without further changes.
-std::vector<MatmulParam> matmul_params() {
-  std::vector<KernelInfo> entries(1);
-  entries[0].id = "auto", entries[0].ops = kAllOps, entries[0].align = 1;
-  entries[0].in_types = entries[0].out_types = 0;
-  for (DataType t : kOutTypes) entries[0].in_types |= type_bit(t), entries[0].out_types |= type_bit(t);
+// Which entries a set of parameters covers: auto, the cuBLAS baselines, or every other entry.
+enum class Entries { Auto, Cublas, Kernels };
+
+// "auto" (every type), or each entry of the group that takes a type other than f16 with f32
+// accumulation: a typed entry added to the registry is tested here without further changes.
+std::vector<MatmulParam> matmul_params(Entries group) {
+  std::vector<KernelInfo> entries;
+  if (group == Entries::Auto) {
+    KernelInfo any;
+    any.id = "auto", any.ops = kAllOps, any.align = 1, any.in_types = any.out_types = 0;
+    for (DataType t : kOutTypes) any.in_types |= type_bit(t), any.out_types |= type_bit(t);
+    entries.push_back(any);
+  }
   for (const KernelInfo& k : kernels())
-    if ((k.in_types | k.out_types) != type_bit(DataType::F16) && (k.accums & kAccF32)) entries.push_back(k);
+    if (group != Entries::Auto && (k.family == "cublas") == (group == Entries::Cublas) &&
+        (k.in_types | k.out_types) != type_bit(DataType::F16) && (k.accums & kAccF32))
+      entries.push_back(k);
   std::vector<MatmulParam> out;
   for (const KernelInfo& k : entries)
     for (DataType in : kInTypes)
@@ -121,14 +129,16 @@ TEST_P(TypedMatmul, MatchesReference) {
   EXPECT_TRUE(dev.d_buffer() == got) << "results differ between two runs" << ran;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, TypedMatmul, testing::ValuesIn(matmul_params()), param_name);
+// cuBLAS in its own instantiation, which sanitizer runs leave out (as for the f16 suite).
+INSTANTIATE_TEST_SUITE_P(Auto, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Auto)), param_name);
+INSTANTIATE_TEST_SUITE_P(Kernels, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Kernels)), param_name);
+INSTANTIATE_TEST_SUITE_P(Cublas, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Cublas)), param_name);
 
 // The harness itself, without a device: a kernel that rounds the exact result once into D's
 // type passes every case with every type combination (so the exact cases are exact in D's type
 // and the tolerances hold), and one element written into D's padding or guard zones is caught.
 TEST(TypedMatmulCases, ACorrectlyRoundedResultPassesEveryCheck) {
-  for (const MatmulParam& p : matmul_params()) {
-    if (p.kernel != "auto") continue;  // every kernel runs a subset of auto's combinations
+  for (const MatmulParam& p : matmul_params(Entries::Auto)) {  // every entry runs a subset of these
     const MatmulCase& c = p.problem;
     const MatmulData data = matmul_data(c, p.in, p.c);
     const ref::TypedData initial = initial_d_buffer(c, p.d, data);
