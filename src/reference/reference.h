@@ -42,7 +42,7 @@ Reference reference_gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::
 
 struct ErrorStats {
   double rel_fro = 0;     ///< ‖C − Cref‖_F / ‖Cref‖_F (0 when both are 0)
-  double max_scaled = 0;  ///< max |C − Cref| / (|alpha|·‖a_i‖·‖b_j‖ + |beta·c_ij| + floor); f16's floor: 2^-14
+  double max_scaled = 0;  ///< max |C − Cref| / (|alpha|·‖a_i‖·‖b_j‖ + |beta·c_ij| + floor), f16: 2^-14
   double max_abs = 0;     ///< max |C − Cref|
   std::int64_t nonfinite = 0;  ///< elements of C that are NaN or Inf (Cref is always finite)
   std::int64_t worst_row = -1, worst_col = -1;  ///< where max_scaled is reached (or the first non-finite)
