@@ -1,5 +1,6 @@
 // Host-side helpers for checking kernels: deterministic random data, the fp64 reference GEMM,
-// and error metrics. Used by the tests and the benchmark; not part of the installed library.
+// and error metrics, for the f16 gemm and the typed matmul (typed storage: typed_data.h).
+// Used by the tests and the benchmark; not part of the installed library.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -41,7 +42,7 @@ Reference reference_gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::
 
 struct ErrorStats {
   double rel_fro = 0;     ///< ‖C − Cref‖_F / ‖Cref‖_F (0 when both are 0)
-  double max_scaled = 0;  ///< max |C − Cref| / (|alpha|·‖a_i‖·‖b_j‖ + |beta·c_ij| + 2^-14)
+  double max_scaled = 0;  ///< max |C − Cref| / (|alpha|·‖a_i‖·‖b_j‖ + |beta·c_ij| + floor), f16: 2^-14
   double max_abs = 0;     ///< max |C − Cref|
   std::int64_t nonfinite = 0;  ///< elements of C that are NaN or Inf (Cref is always finite)
   std::int64_t worst_row = -1, worst_col = -1;  ///< where max_scaled is reached (or the first non-finite)
@@ -49,5 +50,17 @@ struct ErrorStats {
 
 /// Compares C (m×n, leading dimension ldc) with the reference.
 ErrorStats compare(const Reference& ref, const __half* c, std::int64_t ldc);
+
+/// The fp64 result of D_i = alpha·op(A_i)·op(B_i) + beta·C_i for every product i of a typed,
+/// strided-batched matmul, over the inputs exactly as stored: `args` is laid out as for
+/// hgemm::matmul (types, leading dimensions, strides in elements) but points to host memory.
+/// C is read only when beta ≠ 0 (it may be null or NaN otherwise); D is not read. One Reference
+/// per product (Reference::c holds D), none for an empty batch. Several threads.
+std::vector<Reference> reference_matmul(const MatmulArgs& args);
+
+/// Compares D (m×n of type d_type, leading dimension ldd) with the reference, as the f16 compare
+/// does; the scale's floor is the smallest normal number of d_type (below it, only absolute
+/// precision is left): 2^-14 for f16, 2^-126 for bf16 and f32.
+ErrorStats compare(const Reference& ref, const void* d, DataType d_type, std::int64_t ldd);
 
 }  // namespace hgemm::ref

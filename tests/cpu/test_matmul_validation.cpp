@@ -1,0 +1,245 @@
+// Argument validation of the typed matmul: every rule that needs no device, each refusal checked
+// for its Status and for a message that names the problem. A call that passes validation goes
+// on to the device: NoDevice without a GPU, InvalidPointer with one (the pointers are fake).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "hgemm/hgemm.h"
+
+namespace hgemm {
+namespace {
+
+// A distinct, 256-byte-aligned, never-dereferenced address per operand, plus `bytes`.
+void* fake(std::uintptr_t i, std::uintptr_t bytes = 0) { return reinterpret_cast<void*>(0x100000 * i + bytes); }
+
+// D (4×5) = op(A) (4×6) · op(B) (6×5) + beta·C with beta = 1, tight leading dimensions.
+MatmulArgs args(DataType in = DataType::F16, DataType c = DataType::F16, DataType d = DataType::F16) {
+  MatmulArgs p;
+  p.m = 4, p.n = 5, p.k = 6, p.beta = 1.f;
+  p.a = fake(1), p.lda = 6, p.a_type = in;
+  p.b = fake(2), p.ldb = 5, p.b_type = in;
+  p.c = fake(3), p.ldc = 5, p.c_type = c;
+  p.d = fake(4), p.ldd = 5, p.d_type = d;
+  return p;
+}
+
+Status call(const MatmulArgs& p, Accum accum = Accum::F32, const char* kernel = "auto") {
+  MatmulOptions o;
+  o.accum = accum;
+  o.kernel = kernel;
+  return matmul(p, o);
+}
+
+// Refused with `want`, and the message contains `text`.
+testing::AssertionResult refused(Status got, Status want, const std::string& text) {
+  if (got != want)
+    return testing::AssertionFailure() << "status " << status_string(got) << ", expected " << status_string(want)
+                                       << " (message: " << last_error_message() << ")";
+  if (last_error_message().find(text) == std::string::npos)
+    return testing::AssertionFailure() << "message \"" << last_error_message() << "\" does not mention \"" << text
+                                       << "\"";
+  return testing::AssertionSuccess();
+}
+
+// Passed every check that needs no device.
+testing::AssertionResult accepted(Status got) {
+  if (got == Status::NoDevice || got == Status::InvalidPointer) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << "refused before the device checks: " << status_string(got) << ": "
+                                     << last_error_message();
+}
+
+TEST(TypedMatmulValidation, EveryTypeCombinationOfTheHeaderIsAccepted) {
+  for (DataType in : {DataType::F16, DataType::BF16})
+    for (DataType c : {DataType::F16, DataType::BF16, DataType::F32})
+      for (DataType d : {DataType::F16, DataType::BF16, DataType::F32})
+        EXPECT_TRUE(accepted(call(args(in, c, d))))
+            << data_type_name(in) << " " << data_type_name(c) << " " << data_type_name(d);
+}
+
+TEST(TypedMatmulValidation, AAndBAreOneSixteenBitType) {
+  MatmulArgs p = args(DataType::F16);
+  p.b_type = DataType::BF16;
+  EXPECT_TRUE(refused(call(p), Status::UnsupportedType, "A is f16 but B is bf16"));
+  p.a_type = DataType::BF16, p.b_type = DataType::F16;
+  EXPECT_TRUE(refused(call(p), Status::UnsupportedType, "A is bf16 but B is f16"));
+  for (DataType a : {DataType::F16, DataType::F32})
+    for (DataType b : {DataType::F16, DataType::F32}) {
+      if (a == DataType::F16 && b == DataType::F16) continue;
+      p.a_type = a, p.b_type = b;
+      EXPECT_TRUE(refused(call(p), Status::UnsupportedType, "f32 inputs are not supported"))
+          << data_type_name(a) << " " << data_type_name(b);
+    }
+}
+
+TEST(TypedMatmulValidation, DataTypeValuesOutsideTheEnumAreRefused) {
+  for (int operand = 0; operand < 4; ++operand)
+    for (int value : {3, 255}) {
+      MatmulArgs p = args();
+      DataType* field[] = {&p.a_type, &p.b_type, &p.c_type, &p.d_type};
+      *field[operand] = static_cast<DataType>(value);
+      EXPECT_TRUE(refused(call(p), Status::UnsupportedType, "unknown DataType value " + std::to_string(value)))
+          << "operand " << "ABCD"[operand];
+    }
+}
+
+TEST(TypedMatmulValidation, F16AccumulationNeedsF16Everywhere) {
+  EXPECT_TRUE(accepted(call(args(), Accum::F16)));
+  for (const MatmulArgs& p : {args(DataType::F16, DataType::F16, DataType::BF16),
+                              args(DataType::F16, DataType::F16, DataType::F32),
+                              args(DataType::F16, DataType::F32, DataType::F16),
+                              args(DataType::F16, DataType::BF16, DataType::F16),
+                              args(DataType::BF16, DataType::F16, DataType::F16),
+                              args(DataType::BF16, DataType::BF16, DataType::BF16)})
+    EXPECT_TRUE(refused(call(p, Accum::F16), Status::UnsupportedType, "f16 accumulation needs f16 A, B, C and D"))
+        << data_type_name(p.a_type) << " " << data_type_name(p.c_type) << " " << data_type_name(p.d_type);
+  // beta = 0 never reads C, so C's type does not matter then.
+  MatmulArgs unread = args(DataType::F16, DataType::F32, DataType::F16);
+  unread.beta = 0.f;
+  EXPECT_TRUE(accepted(call(unread, Accum::F16)));
+}
+
+TEST(TypedMatmulValidation, PointersAreAlignedToTheirElementSize) {
+  const std::string text = "aligned to its element size";
+  struct Shift {
+    int operand;  // 0..3: A, B, C, D
+    DataType in, c, d;
+    std::uintptr_t bytes;
+    bool ok;
+  };
+  const DataType h = DataType::F16, b = DataType::BF16, f = DataType::F32;
+  for (const Shift& s : {Shift{3, h, h, f, 2, false}, Shift{3, h, h, f, 4, true}, Shift{3, b, b, f, 6, false},
+                         Shift{3, h, h, h, 1, false}, Shift{3, h, h, h, 2, true}, Shift{3, b, b, b, 3, false},
+                         Shift{2, h, f, h, 2, false}, Shift{2, b, f, b, 8, true}, Shift{2, h, b, h, 1, false},
+                         Shift{0, h, h, h, 1, false}, Shift{0, b, h, h, 2, true}, Shift{1, b, h, h, 1, false},
+                         Shift{1, h, h, h, 6, true}}) {
+    MatmulArgs p = args(s.in, s.c, s.d);
+    if (s.operand == 0) p.a = fake(1, s.bytes);
+    if (s.operand == 1) p.b = fake(2, s.bytes);
+    if (s.operand == 2) p.c = fake(3, s.bytes);
+    if (s.operand == 3) p.d = fake(4, s.bytes);
+    const std::string what = std::string("ABCD").substr(s.operand, 1) + " of " +
+                             data_type_name(s.operand < 2 ? s.in : s.operand == 2 ? s.c : s.d) + " at +" +
+                             std::to_string(s.bytes) + " bytes";
+    if (s.ok) {
+      EXPECT_TRUE(accepted(call(p))) << what;
+    } else {
+      EXPECT_TRUE(refused(call(p), Status::Misaligned, text)) << what;
+    }
+  }
+  // A C that is not read (beta = 0) may be anywhere.
+  MatmulArgs unread = args(DataType::F16, DataType::F32, DataType::F16);
+  unread.c = fake(3, 2), unread.beta = 0.f;
+  EXPECT_TRUE(accepted(call(unread)));
+  unread.beta = 0.5f;
+  EXPECT_TRUE(refused(call(unread), Status::Misaligned, "4 for f32"));
+}
+
+TEST(TypedMatmulValidation, CAndDInPlaceShareTypeLeadingDimensionAndStride) {
+  MatmulArgs p = args(DataType::BF16, DataType::F32, DataType::F32);
+  p.d = const_cast<void*>(p.c);
+  EXPECT_TRUE(accepted(call(p)));
+  p.d_type = DataType::BF16;
+  EXPECT_TRUE(refused(call(p), Status::InvalidArgument, "C and D are the same memory"));
+  p.d_type = DataType::F32, p.ldd = 6;
+  EXPECT_TRUE(refused(call(p), Status::InvalidArgument, "leading dimension"));
+  p.ldd = 5, p.batch = 2, p.stride_c = 20, p.stride_d = 24;
+  EXPECT_TRUE(refused(call(p), Status::InvalidArgument, "batch stride"));
+  p.stride_d = 20;
+  EXPECT_TRUE(accepted(call(p)));
+  // With beta = 0, C is not read: D may be the same memory in another type.
+  p.beta = 0.f, p.d_type = DataType::F16, p.ldd = 6, p.stride_d = 24;
+  EXPECT_TRUE(accepted(call(p)));
+}
+
+TEST(TypedMatmulValidation, NullPointers) {
+  MatmulArgs p = args();
+  p.c = nullptr;
+  EXPECT_TRUE(refused(call(p), Status::NullPointer, "C is null but beta"));
+  p.beta = 0.f;  // C is never read
+  EXPECT_TRUE(accepted(call(p)));
+  p.d = nullptr;
+  EXPECT_TRUE(refused(call(p), Status::NullPointer, "D is null"));
+  p = args(), p.a = nullptr;
+  EXPECT_TRUE(refused(call(p), Status::NullPointer, "A is null"));
+  p = args(), p.b = nullptr;
+  EXPECT_TRUE(refused(call(p), Status::NullPointer, "B is null"));
+  // K = 0: A and B are not read (D = beta·C).
+  p = args(), p.k = 0, p.a = p.b = nullptr;
+  EXPECT_TRUE(accepted(call(p)));
+}
+
+TEST(TypedMatmulValidation, SizesBatchAndStridesAreNonNegative) {
+  MatmulArgs p = args();
+  p.n = -3;
+  EXPECT_TRUE(refused(call(p), Status::InvalidSize, "N = -3"));
+  p = args(), p.batch = -1;
+  EXPECT_TRUE(refused(call(p), Status::InvalidSize, "negative batch count -1"));
+  for (const char* name : {"stride_a", "stride_b", "stride_c", "stride_d"}) {
+    p = args(), p.batch = 2, p.stride_a = 24, p.stride_b = 30, p.stride_c = p.stride_d = 20;
+    const char which = name[7];  // "stride_X"
+    (which == 'a' ? p.stride_a : which == 'b' ? p.stride_b : which == 'c' ? p.stride_c : p.stride_d) = -7;
+    EXPECT_TRUE(refused(call(p), Status::InvalidSize, std::string(name) + " = -7")) << name;
+  }
+}
+
+TEST(TypedMatmulValidation, BatchedDMatricesMustNotOverlap) {
+  // D's matrices are 4 rows of ldd = 5: stride_d ≥ 20.
+  MatmulArgs p = args();
+  p.batch = 3, p.stride_a = 24, p.stride_b = 30, p.stride_c = 20, p.stride_d = 19;
+  EXPECT_TRUE(refused(call(p), Status::InvalidLeadingDim, "the D matrices would overlap"));
+  EXPECT_NE(last_error_message().find("stride_d = 19"), std::string::npos) << last_error_message();
+  p.stride_d = 0;
+  EXPECT_TRUE(refused(call(p), Status::InvalidLeadingDim, "overlap"));
+  p.stride_d = 20;
+  EXPECT_TRUE(accepted(call(p)));
+  // A stride of 0 repeats A, B or C in every product.
+  p.stride_a = p.stride_b = p.stride_c = 0;
+  EXPECT_TRUE(accepted(call(p)));
+  // One product: D's stride is never used.
+  p.batch = 1, p.stride_d = 0;
+  EXPECT_TRUE(accepted(call(p)));
+}
+
+TEST(TypedMatmulValidation, LeadingDimensionsOfCAndD) {
+  MatmulArgs p = args();
+  p.ldd = 4;
+  EXPECT_TRUE(refused(call(p), Status::InvalidLeadingDim, "ldd = 4 is smaller than N = 5"));
+  p = args(), p.ldc = 4;
+  EXPECT_TRUE(refused(call(p), Status::InvalidLeadingDim, "ldc = 4 is smaller than N = 5"));
+  p.beta = 0.f;  // C unread: its leading dimension does not matter
+  EXPECT_TRUE(accepted(call(p)));
+  p = args(), p.op_a = Op::T, p.lda = 3;  // A stored K×M: lda ≥ M = 4
+  EXPECT_TRUE(refused(call(p), Status::InvalidLeadingDim, "lda = 3 is smaller than M (op(A) = T)"));
+}
+
+TEST(TypedMatmulValidation, EmptyBatchSucceedsWithoutADevice) {
+  MatmulArgs p = args(DataType::BF16, DataType::F32, DataType::BF16);
+  p.batch = 0, p.a = p.b = p.c = nullptr, p.d = nullptr;
+  EXPECT_EQ(call(p), Status::Success) << last_error_message();
+  EXPECT_EQ(last_error_message(), "");
+  std::string id = "unchanged";
+  EXPECT_EQ(resolve_matmul(p, {}, &id), Status::Success);
+  EXPECT_EQ(id, "");
+  // The rest of the call is still validated.
+  p.a_type = p.b_type = DataType::F32;
+  EXPECT_TRUE(refused(call(p), Status::UnsupportedType, "f32 inputs"));
+  p.a_type = p.b_type = DataType::BF16, p.lda = 2;
+  EXPECT_TRUE(refused(call(p), Status::InvalidLeadingDim, "lda = 2"));
+}
+
+TEST(TypedMatmulValidation, ResolveMatmulValidatesAsMatmulDoes) {
+  MatmulArgs p = args(DataType::BF16, DataType::F32, DataType::F32);
+  p.d = fake(4, 2);  // f32 D at a 2-byte offset
+  std::string id = "unchanged";
+  EXPECT_TRUE(refused(resolve_matmul(p, {}, &id), Status::Misaligned, "aligned to its element size"));
+  EXPECT_EQ(id, "");
+  MatmulOptions o;
+  o.kernel = "engine.no_such_kernel";
+  EXPECT_TRUE(refused(resolve_matmul(args(), o, &id), Status::UnknownKernel, "engine.no_such_kernel"));
+  EXPECT_TRUE(refused(call(args(), Accum::F32, "engine.no_such_kernel"), Status::UnknownKernel, "no kernel named"));
+}
+
+}  // namespace
+}  // namespace hgemm

@@ -1,0 +1,166 @@
+// The typed matmul on a device: every kernel that takes more than f16 (by KernelInfo::in_types
+// and out_types), and "auto", over every A/B × C × D type combination it takes and every case of
+// matmul_cases(), against the fp64 reference. Each run also checks that nothing outside D's
+// matrices is written (padding, gaps between batch matrices, guard zones), that C is left as it
+// was, and that a second run gives the same bits.
+#include <cctype>
+#include <ostream>
+
+#include "matmul_util.h"
+
+namespace hgemm::test {
+namespace {
+
+struct MatmulParam {
+  std::string kernel;  // an id from kernels(), or "auto"
+  DataType in, c, d;
+  MatmulCase problem;
+  int align = 1;  // the entry's KernelInfo::align
+};
+
+// How gtest shows a parameter (instead of its bytes).
+void PrintTo(const MatmulParam& p, std::ostream* os) {
+  *os << p.kernel << ", A/B " << data_type_name(p.in) << ", C " << data_type_name(p.c) << ", D " << data_type_name(p.d)
+      << ", " << p.problem.name() << " (seed " << p.problem.seed << ")";
+}
+
+constexpr DataType kInTypes[] = {DataType::F16, DataType::BF16};
+constexpr DataType kOutTypes[] = {DataType::F16, DataType::BF16, DataType::F32};
+
+std::string param_name(const testing::TestParamInfo<MatmulParam>& info) {
+  const MatmulParam& p = info.param;
+  std::string s = p.kernel + "_in_" + data_type_name(p.in) + "_c_" + data_type_name(p.c) + "_d_" +
+                  data_type_name(p.d) + "_" + p.problem.name();
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+// Which entries a set of parameters covers: auto, the cuBLAS baselines, or every other entry.
+enum class Entries { Auto, Cublas, Kernels };
+
+// "auto" (every type), or each entry of the group that takes a type other than f16 with f32
+// accumulation: a typed entry added to the registry is tested here without further changes.
+std::vector<MatmulParam> matmul_params(Entries group) {
+  std::vector<KernelInfo> entries;
+  if (group == Entries::Auto) {
+    KernelInfo any;
+    any.id = "auto", any.ops = kAllOps, any.align = 1, any.in_types = any.out_types = 0;
+    for (DataType t : kOutTypes) any.in_types |= type_bit(t), any.out_types |= type_bit(t);
+    entries.push_back(any);
+  }
+  for (const KernelInfo& k : kernels())
+    if (group != Entries::Auto && (k.family == "cublas") == (group == Entries::Cublas) &&
+        (k.in_types | k.out_types) != type_bit(DataType::F16) && (k.accums & kAccF32))
+      entries.push_back(k);
+  std::vector<MatmulParam> out;
+  for (const KernelInfo& k : entries)
+    for (DataType in : kInTypes)
+      for (DataType c : kOutTypes)
+        for (DataType d : kOutTypes) {
+          if (!(k.in_types & type_bit(in)) || !(k.out_types & type_bit(c)) || !(k.out_types & type_bit(d))) continue;
+          for (const MatmulCase& mc : matmul_cases())
+            if (mc.allows(in, c, d) && (k.ops & op_bit(mc.op_a, mc.op_b))) out.push_back({k.id, in, c, d, mc, k.align});
+        }
+  return out;
+}
+
+// Whether the problem meets an entry's `align` (in 2-byte units, as check_supported reads it):
+// pointers of every product and leading dimensions.
+bool meets_alignment(const MatmulArgs& a, int align) {
+  if (align <= 1) return true;
+  const bool c_read = a.beta != 0.f && a.m > 0 && a.n > 0 && a.batch > 0;
+  auto ptr_ok = [&](const void* p, DataType t, std::int64_t stride, bool used) {
+    for (std::int64_t i = 0; used && i < (a.batch > 1 ? 2 : 1); ++i)
+      if ((reinterpret_cast<std::uintptr_t>(p) + i * stride * data_type_size(t)) % (2u * align) != 0) return false;
+    return true;
+  };
+  return a.lda % align == 0 && a.ldb % align == 0 && a.ldd % align == 0 && (!c_read || a.ldc % align == 0) &&
+         ptr_ok(a.a, a.a_type, a.stride_a, a.m > 0 && a.k > 0) &&
+         ptr_ok(a.b, a.b_type, a.stride_b, a.k > 0 && a.n > 0) &&
+         ptr_ok(a.c, a.c_type, a.stride_c, c_read) && ptr_ok(a.d, a.d_type, a.stride_d, true);
+}
+
+const KernelInfo* find_info(const std::string& id) {
+  for (const KernelInfo& k : kernels())
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+class TypedMatmul : public testing::TestWithParam<MatmulParam> {};
+
+TEST_P(TypedMatmul, MatchesReference) {
+  HGEMM_SKIP_WITHOUT_GPU();
+  const MatmulParam& p = GetParam();
+  const MatmulCase& c = p.problem;
+  DeviceProblem dev(c, p.in, p.c, p.d);
+  MatmulOptions options;
+  options.kernel = p.kernel;
+  std::string id;
+  const Status resolved = resolve_matmul(dev.args(), options, &id);
+  if (resolved == Status::UnsupportedArch) GTEST_SKIP() << last_error_message();
+  if (!meets_alignment(dev.args(), p.align)) {  // refused with a clear status, before any launch
+    EXPECT_EQ(resolved, Status::Misaligned) << last_error_message();
+    EXPECT_EQ(matmul(dev.args(), options), Status::Misaligned) << last_error_message();
+    return;
+  }
+  ASSERT_EQ(resolved, Status::Success) << status_string(resolved) << ": " << last_error_message();
+  if (!id.empty()) {  // what runs takes these types (an empty batch runs nothing)
+    const KernelInfo* info = find_info(id);
+    ASSERT_NE(info, nullptr) << id;
+    EXPECT_TRUE((info->in_types & type_bit(p.in)) && (info->out_types & type_bit(p.d)) &&
+                (c.beta == 0.f || (info->out_types & type_bit(p.c))))
+        << id << " does not take these types";
+  }
+
+  const Status s = matmul(dev.args(), options);
+  ASSERT_EQ(s, Status::Success) << status_string(s) << ": " << last_error_message();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
+  const ref::TypedData got = dev.d_buffer();
+  const std::string ran =
+      " (ran " + (id.empty() ? std::string("nothing") : id) + ", seed " + std::to_string(c.seed) + ")";
+  expect_d_matches(c, p.d, dev.data(), dev.initial_d(), got, ran);
+  if (c.c_mode == CMode::Separate) EXPECT_TRUE(dev.c_buffer() == dev.data().c) << "C was written" << ran;
+
+  // Same call, same inputs: same bits, everywhere in D's buffer.
+  dev.reset();
+  ASSERT_EQ(matmul(dev.args(), options), Status::Success) << last_error_message();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(dev.d_buffer() == got) << "results differ between two runs" << ran;
+}
+
+// cuBLAS in its own instantiation, which sanitizer runs leave out (as for the f16 suite).
+INSTANTIATE_TEST_SUITE_P(Auto, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Auto)), param_name);
+INSTANTIATE_TEST_SUITE_P(Kernels, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Kernels)), param_name);
+INSTANTIATE_TEST_SUITE_P(Cublas, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Cublas)), param_name);
+
+// The harness itself, without a device: a kernel that rounds the exact result once into D's
+// type passes every case with every type combination (so the exact cases are exact in D's type
+// and the tolerances hold), and one element written into D's padding or guard zones is caught.
+TEST(TypedMatmulCases, ACorrectlyRoundedResultPassesEveryCheck) {
+  for (const MatmulParam& p : matmul_params(Entries::Auto)) {  // every entry runs a subset of these
+    const MatmulCase& c = p.problem;
+    const MatmulData data = matmul_data(c, p.in, p.c);
+    const ref::TypedData initial = initial_d_buffer(c, p.d, data);
+    ref::TypedData got = initial;
+    for (std::int64_t b = 0; b < c.batch; ++b)
+      for (std::int64_t i = 0; i < c.m; ++i)
+        for (std::int64_t j = 0; j < c.n; ++j) {
+          const double want = data.reference[static_cast<std::size_t>(b)].c[static_cast<std::size_t>(i * c.n + j)];
+          got.set(static_cast<std::size_t>(d_origin(c) + b * c.stride_d() + i * c.ldd() + j), static_cast<float>(want));
+        }
+    const std::string name = " (" + param_name({p, 0}) + ")";
+    expect_d_matches(c, p.d, data, initial, got, name);
+    if (testing::Test::HasFailure()) return;  // one case's failures are enough to read
+    for (std::int64_t at : {std::int64_t{0}, d_origin(c) - 1, d_origin(c) + c.ldd() - 1,
+                            static_cast<std::int64_t>(got.size()) - 1}) {
+      if (c.m > 0 && c.batch > 0 && at == d_origin(c) + c.ldd() - 1 && c.ldd() == c.n) continue;  // inside D
+      ref::TypedData stray = got;
+      stray.set(static_cast<std::size_t>(at), 1.f);
+      EXPECT_EQ(first_write_outside(c, initial, stray), at) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hgemm::test
