@@ -82,7 +82,8 @@ std::vector<Shape> parse_shapes(const std::string& text) {
     }
     const std::vector<std::string> dims = split(dims_text, 'x');
     if (dims.size() != 3)
-      throw std::invalid_argument("bad shape '" + item + "': expected MxNxK[bB][:ldL], e.g. 4096x4096x4096 or 64x64x64b1024");
+      throw std::invalid_argument("bad shape '" + item +
+                                  "': expected MxNxK[bB][:ldL], e.g. 4096x4096x4096 or 64x64x64b1024");
     shapes.push_back({parse_dim(dims[0], item), parse_dim(dims[1], item), parse_dim(dims[2], item), ld, batch});
   }
   if (shapes.empty()) throw std::invalid_argument("no shapes given");
@@ -118,8 +119,8 @@ std::vector<Shape> suite_shapes(const std::string& name) {
     return s;
   }
   if (name == "batched")  // attention-sized heads, many small products, and a few large ones
-    return {{64, 64, 64, 0, 1024},    {256, 256, 256, 0, 256}, {1024, 1024, 128, 0, 32},
-            {512, 512, 64, 0, 512},   {4096, 4096, 512, 0, 8}, {4096, 4096, 4096, 0, 4}};
+    return {{64, 64, 64, 0, 1024},  {256, 256, 256, 0, 256}, {1024, 1024, 128, 0, 32},
+            {512, 512, 64, 0, 512}, {4096, 4096, 512, 0, 8},  {4096, 4096, 4096, 0, 4}};
   throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder, auto, batched)");
 }
 
@@ -227,7 +228,8 @@ std::vector<DataType> parse_output_types(const std::string& text) {
   std::vector<DataType> out;
   for (const std::string& item : split(text, ',')) {
     const std::optional<DataType> t = type_named(item);
-    if (!t) throw std::invalid_argument("bad output type '" + item + "': expected f16, bf16 or f32 (comma-separated for several)");
+    if (!t)
+      throw std::invalid_argument("bad output type '" + item + "': expected f16, bf16 or f32 (comma-separated for several)");
     if (std::find(out.begin(), out.end(), *t) != out.end())
       throw std::invalid_argument("output type '" + item + "' given twice");
     out.push_back(*t);

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
       ->excludes(shapes_opt);
   app.add_option("--op", op_text, "op(A) op(B): nn, nt, tn or tt");
   app.add_option("--accum", accum_text,
-                 "accumulation: f16, f32 or both (f16 runs only with f16 inputs and outputs; otherwise noted and skipped)");
+                 "accumulation: f16, f32 or both (f16 runs only with f16 inputs and outputs; otherwise it is noted "
+                 "and skipped)");
   app.add_option("--dtype", dtype_text, "type of A and B: f16 or bf16 (default f16)");
   app.add_option("--out", out_text,
                  "type of C and D: f16, bf16 or f32, or several comma-separated, each a run of its own (default f16)");
