@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Charts from hgemm-bench JSON: TFLOP/s against size per kernel (cuBLAS as the reference line),
-and the ladder as bars with each rung's speed-up over cuda.naive.
+and the ladder as bars with each rung's speed-up over cuda.naive. One panel per accumulation and
+types (A/B → C/D); a strided batch counts all its products. Older files (f16 only, no batch) read
+as f16 → f16 single products.
 
     python3 python/plot_bench.py bench/out/run.json [more.json ...] --out-dir bench/out
 """
@@ -22,17 +24,39 @@ def load_rows(paths):
         with open(path) as f:
             data = json.load(f)
         header = header or data.get("header", {})
-        rows += [r for r in data["rows"] if not r.get("error")]
+        for r in data["rows"]:
+            if r.get("error"):
+                continue
+            r.setdefault("dtype", "f16")
+            r.setdefault("out_dtype", "f16")
+            r.setdefault("batch", 1)
+            rows.append(r)
     return header, rows
 
 
 def shape_key(r):
-    return (r["m"], r["n"], r["k"])
+    return (r["m"], r["n"], r["k"], r["batch"])
 
 
 def shape_label(key):
-    m, n, k = key
-    return f"{m}³" if m == n == k else f"{m}×{n}×{k}"
+    m, n, k, batch = key
+    size = f"{m}³" if m == n == k else f"{m}×{n}×{k}"
+    return size if batch == 1 else f"{batch}×{size}"
+
+
+def work(r):
+    """Multiply-adds of the row's problem, every product of a batch."""
+    return r["m"] * r["n"] * r["k"] * r["batch"]
+
+
+def panel_key(r):
+    return (r["accum"], r["dtype"], r["out_dtype"])
+
+
+def panel_title(key):
+    accum, dtype, out_dtype = key
+    types = "" if dtype == out_dtype == "f16" else f", {dtype} → {out_dtype}"
+    return f"{accum} accumulation{types}"
 
 
 def title_suffix(header):
@@ -41,29 +65,32 @@ def title_suffix(header):
 
 
 def plot_tflops_vs_size(header, rows, out_path):
-    accums = sorted({r["accum"] for r in rows})
-    fig, axes = plt.subplots(1, len(accums), figsize=(7 * len(accums), 5), squeeze=False)
-    for ax, accum in zip(axes[0], accums):
+    panels = sorted({panel_key(r) for r in rows})
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 5), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
         series = defaultdict(list)
         order = []
         for r in rows:
-            if r["accum"] != accum:
+            if panel_key(r) != panel:
                 continue
-            if r["kernel"] not in series:
-                order.append(r["kernel"])
-            series[r["kernel"]].append(r)
+            # Batched problems are a series of their own: their size mixes batch count and shape.
+            name = r["kernel"] + (" (batched)" if r["batch"] > 1 else "")
+            if name not in series:
+                order.append(name)
+            series[name].append(r)
         for kernel in order:
-            pts = sorted(series[kernel], key=lambda r: r["m"] * r["n"] * r["k"])
-            xs = [(r["m"] * r["n"] * r["k"]) ** (1 / 3) for r in pts]
+            pts = sorted(series[kernel], key=work)
+            xs = [work(r) ** (1 / 3) for r in pts]
             ys = [r["tflops"] for r in pts]
             baseline = kernel.startswith("cublas.")
-            ax.plot(xs, ys, "k--" if baseline else "-", marker="o", label=kernel + (" (reference)" if baseline else ""),
+            style = ("k:" if "(batched)" in kernel else "k--") if baseline else "-"
+            ax.plot(xs, ys, style, marker="o", label=kernel + (" (reference)" if baseline else ""),
                     linewidth=2.5 if baseline else 1.5)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("size: (M·N·K)^(1/3)")
+        ax.set_xlabel("size: (batch·M·N·K)^(1/3)")
         ax.set_ylabel("TFLOP/s (median)")
-        ax.set_title(f"{accum} accumulation")
+        ax.set_title(panel_title(panel))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="center right")
     fig.suptitle("hgemm vs cuBLAS, same run — " + title_suffix(header))
@@ -73,16 +100,16 @@ def plot_tflops_vs_size(header, rows, out_path):
 
 
 def plot_ladder(header, rows, out_path):
-    """Bars of the largest shape that has a cuda.naive row, per accumulation."""
-    accums = sorted({r["accum"] for r in rows})
-    fig, axes = plt.subplots(1, len(accums), figsize=(7 * len(accums), 5), squeeze=False)
-    for ax, accum in zip(axes[0], accums):
-        acc_rows = [r for r in rows if r["accum"] == accum]
+    """Bars of the largest shape that has a cuda.naive row, per accumulation and types."""
+    panels = sorted({panel_key(r) for r in rows if r["kernel"] == "cuda.naive"}) or [None]
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 5), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        acc_rows = [r for r in rows if panel_key(r) == panel]
         with_naive = [shape_key(r) for r in acc_rows if r["kernel"] == "cuda.naive"]
         if not with_naive:
             ax.set_visible(False)
             continue
-        key = max(with_naive, key=lambda s: s[0] * s[1] * s[2])
+        key = max(with_naive, key=lambda s: s[0] * s[1] * s[2] * s[3])
         bars = [r for r in acc_rows if shape_key(r) == key]
         naive = next(r["tflops"] for r in bars if r["kernel"] == "cuda.naive")
         names = [r["kernel"].replace("cuda.", "") for r in bars]
@@ -95,7 +122,7 @@ def plot_ladder(header, rows, out_path):
         ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
         ax.set_yscale("log")
         ax.set_ylabel("TFLOP/s (median)")
-        ax.set_title(f"ladder at {shape_label(key)}, {accum} accumulation (labels: speed-up over naive)")
+        ax.set_title(f"ladder at {shape_label(key)}, {panel_title(panel)} (labels: speed-up over naive)")
     fig.suptitle("hgemm CUDA-core ladder — " + title_suffix(header))
     fig.tight_layout()
     fig.savefig(out_path, dpi=120)

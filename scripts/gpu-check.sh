@@ -14,6 +14,12 @@
 #             shapes, with the geometric-mean ratio and the worst shape (bench-auto-<op>.json)
 #   unaligned hgemm-bench of the top rung on odd sizes and leading dimensions next to their aligned
 #             neighbours, op nt and nn (bench-unaligned-<op>.json)
+#   types     the typed call against cuBLAS with the same types: the top kernels (HGEMM_SM90_TOP,
+#             here default auto) at 4096³, 8192³ (and 16384³ when HGEMM_CHECK_BIG=1), op nt and nn, with
+#             bf16 inputs to bf16 and f32 outputs and f16 inputs to an f32 output
+#             (bench-types-<dtype>-<op>.json), then the llm suite in bf16 (bench-llm-bf16.json)
+#   batched   the batched suite (strided batches, 4 to 1024 products) in f16 and bf16 against cuBLAS's
+#             strided-batched call, op nt, for HGEMM_SM90_TOP (default auto) (bench-batched-<dtype>.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   profile   ncu's time, DRAM and L2 counters for every GEMM kernel (ours and cuBLAS's) launched on
 #             HGEMM_PROFILE_SHAPES (profile.csv, summarised in the log): where a shape's time goes
@@ -22,7 +28,7 @@
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
 # Environment:
 #   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench banks python"; also "sm90",
-#                       "tc", "auto")
+#                       "tc", "auto", "unaligned", "decode", "types", "batched", "profile")
 #   HGEMM_CUDA_ARCHS    architectures to compile (default: the GPU's own, 90a on an H100/H200)
 #   HGEMM_BUILD_DIR     build folder (default build-gpu)
 #   HGEMM_BENCH_ARGS    extra hgemm-bench arguments (e.g. --kernels 'cuda.*')
@@ -160,6 +166,38 @@ if want unaligned; then
   cat "$out/bench-unaligned.txt" >>"$log"
 fi
 
+if want types; then
+  shapes=4096x4096x4096,8192x8192x8192
+  [ "${HGEMM_CHECK_BIG:-0}" = 1 ] && shapes=$shapes,16384x16384x16384
+  kernels=${HGEMM_SM90_TOP:-auto}
+  : >"$out/bench-types.txt"
+  for op in nt nn; do
+    # bf16 to bf16 and to f32 in one run (A and B are shared), then f16 to f32.
+    for types in "bf16 bf16,f32" "f16 f32"; do
+      read -r dtype outs <<<"$types"
+      timeout 400 "$build/tools/hgemm-bench" --kernels "$kernels" --shapes "$shapes" --op $op --dtype "$dtype" \
+        --out "$outs" --accum f32 --json "$out/bench-types-$dtype-$op.json" >>"$out/bench-types.txt" 2>>"$log"
+      summary+=("bench types $dtype -> $outs $op: rc $?")
+    done
+  done
+  timeout 300 "$build/tools/hgemm-bench" --kernels "$kernels" --suite llm --op nt --dtype bf16 --out bf16 --accum f32 \
+    --iters 100 --json "$out/bench-llm-bf16.json" >>"$out/bench-types.txt" 2>>"$log"
+  summary+=("bench llm bf16: rc $?")
+  cat "$out/bench-types.txt" >>"$log"
+fi
+
+if want batched; then
+  : >"$out/bench-batched.txt"
+  for dtype in f16 bf16; do
+    # f16 accumulation takes f16 throughout: the bf16 run notes it and skips it.
+    timeout 400 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-auto}" --suite batched --op nt \
+      --dtype "$dtype" --out "$dtype" --accum both --json "$out/bench-batched-$dtype.json" \
+      >>"$out/bench-batched.txt" 2>>"$log"
+    summary+=("bench batched $dtype: rc $?")
+  done
+  cat "$out/bench-batched.txt" >>"$log"
+fi
+
 if want tc; then
   for op in nn nt; do
     timeout 300 "$build/tools/hgemm-bench" --kernels 'wmma.*,mma.*' --shapes 4096x4096x4096,8192x8192x8192 --op $op \
@@ -237,6 +275,8 @@ done
 echo
 [ -f "$out/bench.txt" ] && cat "$out/bench.txt"
 [ -f "$out/bench-sm90.txt" ] && cat "$out/bench-sm90.txt"
+[ -f "$out/bench-types.txt" ] && cat "$out/bench-types.txt"
+[ -f "$out/bench-batched.txt" ] && cat "$out/bench-batched.txt"
 echo
 echo "== gpu-check summary ($gpu)"
 printf '  %s\n' "${summary[@]}" | tee -a "$log"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
@@ -35,14 +36,29 @@ std::int64_t parse_dim(const std::string& text, const std::string& whole) {
     used = 0;
   }
   if (used != text.size() || v < 0)
-    throw std::invalid_argument("bad shape '" + whole + "': expected MxNxK with non-negative integers");
+    throw std::invalid_argument("bad shape '" + whole + "': expected MxNxK[bB][:ldL] with non-negative integers");
   return v;
 }
 
 }  // namespace
 
 std::string Shape::str() const {
-  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + (ld ? ":ld" + std::to_string(ld) : "");
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+         (batch != 1 ? "b" + std::to_string(batch) : "") + (ld ? ":ld" + std::to_string(ld) : "");
+}
+
+Layout layout_of(const Shape& s, Op op_a, Op op_b) {
+  Layout o;
+  o.a_rows = op_a == Op::N ? s.m : s.k, o.a_cols = op_a == Op::N ? s.k : s.m;
+  o.b_rows = op_b == Op::N ? s.k : s.n, o.b_cols = op_b == Op::N ? s.n : s.k;
+  o.lda = s.ld ? s.ld : std::max<std::int64_t>(o.a_cols, 1);
+  o.ldb = s.ld ? s.ld : std::max<std::int64_t>(o.b_cols, 1);
+  o.ldc = s.ld ? s.ld : std::max<std::int64_t>(s.n, 1);
+  if (o.lda < o.a_cols || o.ldb < o.b_cols || o.ldc < s.n)
+    throw std::invalid_argument("shape " + s.str() + ": ld " + std::to_string(s.ld) + " is smaller than a stored width");
+  o.stride_a = o.a_rows * o.lda, o.stride_b = o.b_rows * o.ldb, o.stride_c = s.m * o.ldc;
+  o.a_count = o.stride_a * s.batch, o.b_count = o.stride_b * s.batch, o.c_count = o.stride_c * s.batch;
+  return o;
 }
 
 std::vector<Shape> parse_shapes(const std::string& text) {
@@ -58,15 +74,23 @@ std::vector<Shape> parse_shapes(const std::string& text) {
       if (ld == 0) throw std::invalid_argument("bad shape '" + item + "': the leading dimension must be positive");
       dims_text.resize(colon);
     }
+    std::int64_t batch = 1;
+    if (const std::size_t b = dims_text.find('b'); b != std::string::npos) {
+      batch = parse_dim(dims_text.substr(b + 1), item);
+      if (batch == 0) throw std::invalid_argument("bad shape '" + item + "': the batch count must be positive");
+      dims_text.resize(b);
+    }
     const std::vector<std::string> dims = split(dims_text, 'x');
-    if (dims.size() != 3) throw std::invalid_argument("bad shape '" + item + "': expected MxNxK, e.g. 4096x4096x4096");
-    shapes.push_back({parse_dim(dims[0], item), parse_dim(dims[1], item), parse_dim(dims[2], item), ld});
+    if (dims.size() != 3)
+      throw std::invalid_argument("bad shape '" + item +
+                                  "': expected MxNxK[bB][:ldL], e.g. 4096x4096x4096 or 64x64x64b1024");
+    shapes.push_back({parse_dim(dims[0], item), parse_dim(dims[1], item), parse_dim(dims[2], item), ld, batch});
   }
   if (shapes.empty()) throw std::invalid_argument("no shapes given");
   return shapes;
 }
 
-std::vector<std::string> suite_names() { return {"square", "llm", "ragged", "ladder", "auto"}; }
+std::vector<std::string> suite_names() { return {"square", "llm", "ragged", "ladder", "auto", "batched"}; }
 
 std::vector<Shape> suite_shapes(const std::string& name) {
   if (name == "square")
@@ -94,7 +118,10 @@ std::vector<Shape> suite_shapes(const std::string& name) {
     add({2048, 2048, 2048, 2049});
     return s;
   }
-  throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder, auto)");
+  if (name == "batched")  // attention-sized heads, many small products, and a few large ones
+    return {{64, 64, 64, 0, 1024},  {256, 256, 256, 0, 256}, {1024, 1024, 128, 0, 32},
+            {512, 512, 64, 0, 512}, {4096, 4096, 512, 0, 8},  {4096, 4096, 4096, 0, 4}};
+  throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder, auto, batched)");
 }
 
 std::pair<Op, Op> parse_op(const std::string& text) {
@@ -158,5 +185,102 @@ std::vector<std::string> select_kernels(const std::string& patterns) {
 }
 
 const char* baseline_for(Accum a) { return a == Accum::F16 ? "cublas.acc16" : "cublas.acc32"; }
+
+std::int64_t parse_batch(const std::string& text) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || v < 1)
+    throw std::invalid_argument("bad batch '" + text + "': expected a positive integer (products per strided batch)");
+  return v;
+}
+
+std::vector<Shape> with_batch(std::vector<Shape> shapes, std::int64_t batch) {
+  for (Shape& s : shapes)
+    if (s.batch == 1) s.batch = batch;
+  return shapes;
+}
+
+namespace {
+
+std::optional<DataType> type_named(const std::string& text) {
+  const std::string t = lower(text);
+  if (t == "f16") return DataType::F16;
+  if (t == "bf16") return DataType::BF16;
+  if (t == "f32") return DataType::F32;
+  return std::nullopt;
+}
+
+}  // namespace
+
+DataType parse_input_type(const std::string& text) {
+  const std::optional<DataType> t = type_named(text);
+  if (!t || *t == DataType::F32)
+    throw std::invalid_argument("bad input type '" + text + "': A and B are f16 or bf16");
+  return *t;
+}
+
+std::vector<DataType> parse_output_types(const std::string& text) {
+  std::vector<DataType> out;
+  for (const std::string& item : split(text, ',')) {
+    const std::optional<DataType> t = type_named(item);
+    if (!t)
+      throw std::invalid_argument("bad output type '" + item + "': expected f16, bf16 or f32 (comma-separated for several)");
+    if (std::find(out.begin(), out.end(), *t) != out.end())
+      throw std::invalid_argument("output type '" + item + "' given twice");
+    out.push_back(*t);
+  }
+  if (out.empty()) throw std::invalid_argument("no output type given: expected f16, bf16 or f32");
+  return out;
+}
+
+bool accum_takes(Accum a, DataType in, DataType out) {
+  return a == Accum::F32 || (in == DataType::F16 && out == DataType::F16);
+}
+
+std::vector<std::string> kernels_to_time(const std::vector<std::string>& selected, Accum a, DataType in,
+                                         DataType out, std::vector<std::string>* skipped) {
+  const std::string types = std::string(data_type_name(in)) + " -> " + data_type_name(out);
+  auto note = [&](const std::string& line) {
+    if (skipped) skipped->push_back(line);
+  };
+  if (!accum_takes(a, in, out)) {
+    note(std::string(accum_string(a)) + " accumulation takes f16 A, B, C and D only: skipped for " + types);
+    return {};
+  }
+  std::vector<std::string> ids;
+  for (const std::string& id : selected) {
+    if (id == "auto") {
+      ids.push_back(id);
+      continue;
+    }
+    const auto& all = kernels();
+    const auto it = std::find_if(all.begin(), all.end(), [&](const KernelInfo& k) { return k.id == id; });
+    if (it == all.end() || it->baseline || !(it->accums & accum_bit(a))) continue;
+    if (!(it->in_types & type_bit(in)) || !(it->out_types & type_bit(out))) {
+      note(id + " does not take " + types + ": skipped");
+      continue;
+    }
+    ids.push_back(id);
+  }
+  ids.push_back(baseline_for(a));
+  return ids;
+}
+
+double error_tolerance(Accum accum, DataType out, std::int64_t k) {
+  // The output's rounding (half an ulp, 2^-11 for f16 and 2^-8 for bf16 relative to an element)
+  // with a margin of 4, and for f32 the drift between two f32 accumulation orders, a random walk
+  // over K. f16 accumulation adds a walk of K roundings to f16: sqrt(K) · 2^-11 of a typical
+  // element, with margin.
+  const double eps16 = 1.0 / 1024, kk = static_cast<double>(std::max<std::int64_t>(k, 1));
+  const double output = out == DataType::F16    ? 2 * eps16
+                        : out == DataType::BF16 ? 2.0 / 128
+                                                : 1e-5 * std::max(1.0, std::sqrt(kk / 1024));
+  return output + (accum == Accum::F16 ? eps16 * (2 + std::sqrt(kk)) : 0.0);
+}
 
 }  // namespace hgemm::bench

@@ -1,4 +1,5 @@
-// What hgemm-bench runs: shapes, suites, kernel selection. Host-only, tested on the CPU.
+// What hgemm-bench runs: shapes, suites, types, kernel selection and error tolerances.
+// Host-only, tested on the CPU.
 #pragma once
 
 #include <cstdint>
@@ -10,20 +11,41 @@
 
 namespace hgemm::bench {
 
+/// One problem: a strided batch of `batch` products of M×N×K (batch 1: a single product).
 struct Shape {
   std::int64_t m = 0, n = 0, k = 0;
-  std::int64_t ld = 0;  ///< lda = ldb = ldc (0: each the stored width of its matrix)
-  std::string str() const;  ///< "MxNxK", or "MxNxK:ldL"
+  std::int64_t ld = 0;     ///< lda = ldb = ldc (0: each the stored width of its matrix)
+  std::int64_t batch = 1;  ///< products in the strided batch, each matrix right after the previous one
+  std::string str() const;  ///< "MxNxK", with "bB" when batch ≠ 1 and ":ldL" when ld is set
 };
 
-/// Parses "MxNxK[:ldL][,...]" (":ldL" sets all three leading dimensions to L). Throws
-/// std::invalid_argument with a readable message.
+/// Where a shape's matrices lie: stored sizes (row-major), leading dimensions, and the strided
+/// batch's steps, each one matrix's size so that the products follow each other.
+struct Layout {
+  std::int64_t a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;             ///< the shape's ld, else the stored widths
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  ///< elements from one product to the next
+  std::int64_t a_count = 0, b_count = 0, c_count = 0;     ///< elements of every product together
+};
+/// Throws std::invalid_argument when the shape's ld is smaller than a stored width.
+Layout layout_of(const Shape& s, Op op_a, Op op_b);
+
+/// Parses "MxNxK[bB][:ldL][,...]": "bB" makes a strided batch of B products (e.g. 64x64x64b1024),
+/// ":ldL" sets all three leading dimensions to L. Throws std::invalid_argument with a readable
+/// message.
 std::vector<Shape> parse_shapes(const std::string& text);
 
 /// Named suites: square, llm, ragged, ladder, auto (the grid `auto` is judged on: squares with
-/// odd sizes, the llm shapes, skinny M, ragged shapes and odd leading dimensions). Throws std::invalid_argument for an unknown name.
+/// odd sizes, the llm shapes, skinny M, ragged shapes and odd leading dimensions) and batched
+/// (strided batches, each shape with its own batch count). Throws std::invalid_argument for an
+/// unknown name.
 std::vector<Shape> suite_shapes(const std::string& name);
 std::vector<std::string> suite_names();
+
+/// Parses a --batch value: a positive integer. Throws std::invalid_argument.
+std::int64_t parse_batch(const std::string& text);
+/// Gives every shape without a batch of its own (batch 1) `batch` products.
+std::vector<Shape> with_batch(std::vector<Shape> shapes, std::int64_t batch);
 
 /// Parses "nn", "nt", "tn", "tt" (any case). Throws std::invalid_argument.
 std::pair<Op, Op> parse_op(const std::string& text);
@@ -32,6 +54,12 @@ std::string op_string(Op a, Op b);
 /// "f16", "f32" or "both" → the accumulation types to run.
 std::vector<Accum> parse_accums(const std::string& text);
 const char* accum_string(Accum a);
+
+/// --dtype: the type of A and B, "f16" or "bf16" (any case). Throws std::invalid_argument.
+DataType parse_input_type(const std::string& text);
+/// --out: the types of C and D, comma-separated "f16", "bf16", "f32" (any case), each once, in
+/// the given order. Throws std::invalid_argument.
+std::vector<DataType> parse_output_types(const std::string& text);
 
 /// Whether `id` matches a glob with '*' and '?' (e.g. "cuda.*", "*dbuf").
 bool glob_match(const std::string& pattern, const std::string& id);
@@ -42,7 +70,22 @@ bool glob_match(const std::string& pattern, const std::string& id);
 /// nothing.
 std::vector<std::string> select_kernels(const std::string& patterns);
 
-/// The cuBLAS entry a kernel with this accumulation is compared with.
+/// The cuBLAS entry a kernel with this accumulation is compared with (it takes the same types).
 const char* baseline_for(Accum a);
+
+/// Whether an accumulation type can run with these types: f16 accumulation needs f16 throughout.
+bool accum_takes(Accum a, DataType in, DataType out);
+
+/// What one (accumulation, input type, output type) run times: the selected kernels that take
+/// the accumulation and the types ("auto" always), then the baseline last. Each selected kernel
+/// left out for its types gets a line in `skipped` (may be null); baselines selected by name are
+/// left out silently (the baseline runs anyway).
+std::vector<std::string> kernels_to_time(const std::vector<std::string>& selected, Accum a, DataType in,
+                                         DataType out, std::vector<std::string>* skipped);
+
+/// Tolerance on max |D − D_ref| / max |D_ref|, D_ref being cuBLAS's f32-accumulated product with
+/// an f32 output: the rounding of the output type, plus for f16 accumulation a random walk of K
+/// roundings to f16.
+double error_tolerance(Accum accum, DataType out, std::int64_t k);
 
 }  // namespace hgemm::bench

@@ -1,4 +1,5 @@
 // hgemm-bench: times registered kernels against cuBLAS in the same run and checks each result.
+// Every call goes through hgemm::matmul with the chosen types (--dtype, --out) and batch.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -6,6 +7,7 @@
 #include <iostream>
 
 #include "config.h"
+#include "device_info.h"
 #include "peak.h"
 #include "report.h"
 #include "runner.h"
@@ -20,14 +22,27 @@ int main(int argc, char** argv) {
   using namespace hgemm::bench;
   CLI::App app{"hgemm-bench: time hgemm kernels against cuBLAS (same run, interleaved) and check their results"};
   std::string kernel_patterns, shapes_text, suite = "ladder", op_text = "nn", accum_text = "both", json_path, csv_path;
+  std::string dtype_text = "f16", out_text = "f16", batch_text;
   RunOptions opt;
   bool list = false, peak = false;
   app.add_option("--kernels", kernel_patterns,
                  "comma-separated kernel ids or globs, or auto (default: every non-baseline kernel)");
-  auto* shapes_opt = app.add_option("--shapes", shapes_text, "comma-separated MxNxK shapes (MxNxK:ldL: lda = ldb = ldc = L)");
-  app.add_option("--suite", suite, "named shape set: square, llm, ragged, ladder, auto")->excludes(shapes_opt);
+  auto* shapes_opt = app.add_option("--shapes", shapes_text,
+                                    "comma-separated shapes MxNxK[bB][:ldL]: bB a strided batch of B products "
+                                    "(64x64x64b1024), :ldL lda = ldb = ldc = L (4096x4096x4096:ld4099)");
+  app.add_option("--suite", suite,
+                 "named shape set: square, llm, ragged, ladder, auto, batched (strided batches, each shape with "
+                 "its own batch count)")
+      ->excludes(shapes_opt);
   app.add_option("--op", op_text, "op(A) op(B): nn, nt, tn or tt");
-  app.add_option("--accum", accum_text, "accumulation: f16, f32 or both");
+  app.add_option("--accum", accum_text,
+                 "accumulation: f16, f32 or both (f16 runs only with f16 inputs and outputs; otherwise it is noted "
+                 "and skipped)");
+  app.add_option("--dtype", dtype_text, "type of A and B: f16 or bf16 (default f16)");
+  app.add_option("--out", out_text,
+                 "type of C and D: f16, bf16 or f32, or several comma-separated, each a run of its own (default f16)");
+  app.add_option("--batch", batch_text,
+                 "run every shape without a batch of its own as a strided batch of this many products (default 1)");
   app.add_option("--warmup", opt.warmup, "untimed rounds before timing")->check(CLI::NonNegativeNumber);
   app.add_option("--iters", opt.iters, "timed launches per kernel")->check(CLI::PositiveNumber);
   app.add_option("--seed", opt.seed, "seed of the random inputs");
@@ -45,7 +60,11 @@ int main(int argc, char** argv) {
   }
   try {
     opt.shapes = shapes_text.empty() ? suite_shapes(suite) : parse_shapes(shapes_text);
+    if (!batch_text.empty()) opt.shapes = with_batch(opt.shapes, parse_batch(batch_text));
     std::tie(opt.op_a, opt.op_b) = parse_op(op_text);
+    for (const Shape& s : opt.shapes) layout_of(s, opt.op_a, opt.op_b);  // an ld too small, before any GPU work
+    opt.in_type = parse_input_type(dtype_text);
+    opt.out_types = parse_output_types(out_text);
     opt.accums = parse_accums(accum_text);
     opt.kernels = select_kernels(kernel_patterns);
   } catch (const std::invalid_argument& e) {
@@ -77,14 +96,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hgemm-bench on %s (%d SMs, max SM clock %d MHz), driver %s, cuBLAS %s\n",
                  header.gpu.c_str(), header.sm_count, header.sm_clock_max_mhz, header.driver.c_str(),
                  header.cublas.c_str());
-    const std::vector<Row> rows = run_benchmark(opt, print_progress);
+    const std::vector<Row> rows = run_benchmark(opt, print_progress, &header.notes);
     std::cout << format_table(rows) << "\n" << format_summary(summarize(rows)) << std::flush;
     if (!json_path.empty()) std::ofstream(json_path) << to_json(header, rows).dump(2) << "\n";
     if (!csv_path.empty()) std::ofstream(csv_path) << to_csv(rows);
     for (const Row& r : rows)
       if (!r.ok && r.error.empty()) {
-        std::fprintf(stderr, "hgemm-bench: %s on %ldx%ldx%ld exceeded its error tolerance\n", r.kernel.c_str(),
-                     static_cast<long>(r.m), static_cast<long>(r.n), static_cast<long>(r.k));
+        std::fprintf(stderr, "hgemm-bench: %s on %s (%s/%s, %s accumulation) exceeded its error tolerance\n",
+                     r.kernel.c_str(), shape_string(r).c_str(), r.dtype.c_str(), r.out_dtype.c_str(), r.accum.c_str());
         return 3;
       }
   } catch (const std::exception& e) {

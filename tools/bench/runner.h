@@ -1,4 +1,5 @@
-// The GPU side of hgemm-bench: inputs, correctness check against cuBLAS, interleaved timing.
+// The timing side of hgemm-bench: every kernel checked against the reference, then timed
+// interleaved with its cuBLAS baseline on rotating input sets.
 #pragma once
 
 #include <cstdint>
@@ -12,24 +13,19 @@ namespace hgemm::bench {
 
 struct RunOptions {
   std::vector<std::string> kernels;  ///< ids to time (their cuBLAS baselines are added)
-  std::vector<Shape> shapes;
+  std::vector<Shape> shapes;         ///< each with its batch count
   Op op_a = Op::N, op_b = Op::N;
   std::vector<Accum> accums{Accum::F16, Accum::F32};
+  DataType in_type = DataType::F16;                     ///< A and B
+  std::vector<DataType> out_types{DataType::F16};       ///< C and D, each a run of its own
   int warmup = 3, iters = 20;
   std::uint64_t seed = 1;
 };
 
-/// Whether a CUDA device is present; otherwise `why` says what CUDA reported.
-bool device_available(std::string* why);
-
-/// GPU name, clocks, versions and the date.
-Header describe_device();
-
-/// Runs every kernel on every shape and accumulation; throws std::runtime_error when CUDA fails.
-/// `progress` (may be null) receives one line per finished shape.
-std::vector<Row> run_benchmark(const RunOptions& options, void (*progress)(const std::string&));
-
-/// Tolerance on Row::max_err for a kernel of this accumulation at depth K.
-double error_tolerance(Accum accum, std::int64_t k);
+/// Runs every kernel on every shape, output type and accumulation, through hgemm::matmul; throws
+/// std::runtime_error when CUDA fails. `progress` (may be null) receives one line per finished
+/// shape and one per note; `notes` (may be null) gets what was left out because of its types.
+std::vector<Row> run_benchmark(const RunOptions& options, void (*progress)(const std::string&),
+                               std::vector<std::string>* notes);
 
 }  // namespace hgemm::bench
