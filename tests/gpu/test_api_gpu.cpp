@@ -1,7 +1,9 @@
 // The public API on a real device: dispatch, "auto", pointer checks, streams, 64-bit offsets.
 #include <cstring>
+#include <iostream>
 #include <thread>
 
+#include "dispatch/device.h"
 #include "gpu_util.h"
 
 namespace hgemm::test {
@@ -46,6 +48,24 @@ TEST_F(ApiGpu, AutoPicksTheEngineOnHopperAndTheLadderElsewhere) {
             hopper ? engine : "mma.m16n8k16_stages_swizzle");
   // ... but not a long K over few columns, which a split-K kernel spreads wider.
   EXPECT_NE(resolve(Op::N, Op::T, Accum::F32, 16, 64, 65536, a.get(), b.get(), c.get()), "skinny.m16_mma_nt");
+}
+
+// The device the policy plans for, read from CUDA: on Hopper, cluster occupancy for every cluster
+// size the engine launches (the described H200 of the CPU tests carries these numbers).
+TEST_F(ApiGpu, DescribesTheDevice) {
+  detail::Device d;
+  std::string message;
+  ASSERT_EQ(detail::current_device(&d, &message), Status::Success) << message;
+  std::cout << "device: " << d.name << ", cc " << d.cc << ", " << d.sms << " SMs, clusters that fit:";
+  for (int n = 1; n <= 8; ++n) std::cout << " " << n << ":" << d.clusters[n];
+  std::cout << "\n";
+  EXPECT_GT(d.sms, 0);
+  if (d.cc < 90) return;
+  EXPECT_EQ(d.clusters[1], d.sms) << "one CTA per SM";
+  for (int n = 2; n <= 8; ++n) {
+    EXPECT_LE(d.clusters[n] * n, d.sms) << "clusters of " << n;
+    EXPECT_GE(d.clusters[n], 1) << "clusters of " << n;
+  }
 }
 
 TEST_F(ApiGpu, ShapeLimitedKernelRefusesOtherShapes) {
