@@ -31,9 +31,11 @@ def test_wrong_dtype():
         hgemm.matmul(np.ones((4, 3), np.float32), half((3, 5)), out=half((4, 5)))
 
 
-def test_not_2d():
-    with pytest.raises(ValueError, match="2-D"):
-        hgemm.matmul(half((4, 3, 2)), half((3, 5)), out=half((4, 5)))
+def test_not_2d_or_3d():
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        hgemm.matmul(half((2, 4, 3, 2)), half((2, 5)), out=half((2, 4, 3, 5)))
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        hgemm.matmul(half((3,)), half((3, 5)), out=half((1, 5)))
     with pytest.raises(TypeError, match="array"):
         hgemm.matmul([[1.0]], half((1, 1)), out=half((1, 1)))
 
@@ -45,6 +47,15 @@ def test_mismatched_shapes():
         hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), trans_a=True)
     with pytest.raises(ValueError, match="out must be 4x5"):
         hgemm.matmul(half((4, 3)), half((3, 5)), out=half((5, 4)))
+
+
+def test_batches_that_do_not_broadcast():
+    with pytest.raises(ValueError, match="broadcast"):
+        hgemm.matmul(half((2, 4, 3)), half((3, 3, 5)), out=half((3, 4, 5)))
+    with pytest.raises(ValueError, match="out must be 2x4x5"):
+        hgemm.matmul(half((2, 4, 3)), half((3, 5)), out=half((4, 5)))
+    with pytest.raises(ValueError, match="out must be 4x5"):  # 2-D by 2-D gives a 2-D out
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((1, 4, 5)))
 
 
 def test_non_contiguous_inner_dimension():
