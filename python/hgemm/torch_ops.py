@@ -160,8 +160,7 @@ def _product(x, y, like_transposed):
     return out.mT if like_transposed else out
 
 
-def _setup_context(ctx, inputs, keyword_only_inputs, output):
-    a, b = inputs
+def _setup_context(ctx, a, b, output):
     need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
     # dA reads b, dB reads a: save only what a needed gradient reads.
     ctx.save_for_backward(b if need_a else None, a if need_b else None)
@@ -192,11 +191,59 @@ def _backward(ctx, grad):
                 db = db.unsqueeze(0)
         else:
             db = _product(a.mT, grad, ctx.b_transposed)
-    return da, db
+    return da, db, None, None, None
 
 
-for _name in ("mm", "matmul"):
-    torch.library.register_autograd(f"hgemm::{_name}", _backward, setup_context=_setup_context, lib=_lib)
+# The Autograd kernel. torch.library.register_autograd would do the same with an autograd.Function,
+# but its kernel always re-enters the dispatcher from Python, even when nothing needs a gradient,
+# which roughly doubles an operator call's host time. Here a call without gradients whose only key
+# left below autograd is CUDA (a plain CUDA tensor, no mode or tracing active) runs the CUDA kernel
+# directly, as the dispatcher would; every other call is redispatched, as register_autograd does.
+
+_AFTER_AUTOGRAD = torch._C._after_autograd_keyset
+_CUDA_KEY = torch._C.DispatchKey.CUDA
+_NEXT_IS_CUDA = {}  # DispatchKeySet.raw_repr() -> whether the next kernel below autograd is CUDA's
+
+
+def _next_is_cuda(keyset):
+    raw = keyset.raw_repr()
+    known = _NEXT_IS_CUDA.get(raw)
+    if known is None:
+        known = _NEXT_IS_CUDA[raw] = (keyset & _AFTER_AUTOGRAD).highestPriorityTypeId() == _CUDA_KEY
+    return known
+
+
+def _register_autograd(name, cuda_kernel):
+    op = getattr(torch.ops.hgemm, name).default
+
+    def below_autograd(keyset, a, b, accum, kernel_id):
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & _AFTER_AUTOGRAD, a, b, accum=accum, kernel_id=kernel_id)
+
+    class Product(torch.autograd.Function):
+        # forward(ctx, ...) rather than a separate setup_context: the older form costs less per call.
+        @staticmethod
+        def forward(ctx, a, b, accum, kernel_id, keyset):
+            out = below_autograd(keyset, a, b, accum, kernel_id)
+            _setup_context(ctx, a, b, out)
+            return out
+
+        backward = staticmethod(_backward)
+
+    Product.__name__ = Product.__qualname__ = f"HgemmBackward_{name}"
+
+    def autograd_kernel(keyset, a, b, accum="f32", kernel_id="auto"):
+        if torch._C.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+            return Product.apply(a, b, accum, kernel_id, keyset)
+        if _next_is_cuda(keyset):
+            return cuda_kernel(a, b, accum=accum, kernel_id=kernel_id)
+        return below_autograd(keyset, a, b, accum, kernel_id)
+
+    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+
+
+_register_autograd("mm", _mm_cuda)
+_register_autograd("matmul", _matmul_cuda)
 
 mm = torch.ops.hgemm.mm.default
 matmul = torch.ops.hgemm.matmul.default
