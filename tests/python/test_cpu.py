@@ -188,3 +188,15 @@ def test_described_call_with_trans_flags_on_batches(trans_a, trans_b):
     ob = b.T if trans_b else b
     want = np.matmul(oa.astype(np.float64), ob.astype(np.float64))
     np.testing.assert_array_equal(out[:c.size].reshape(c.shape), want)
+
+
+@pytest.mark.parametrize("script", ["bench_overhead", "bench_mlp"])
+def test_torch_benchmarks_print_their_options(script):
+    """The benchmarks parse their options before importing torch or looking for a GPU."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", f"hgemm.{script}", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and "--json" in run.stdout
+    if script == "bench_mlp":
+        assert "--tokens" in run.stdout and "--intermediate" in run.stdout
