@@ -7,8 +7,13 @@
     hgemm.matmul(a.T, b, out=c, kernel="cuda.t8x8_hfma2", accum="f16")  # a.T: no copy, op T
 
 Arrays are used where they lie: a row-major array with a padded row (stride > width) is a
-leading dimension, a transposed view is op T. torch and cupy inputs get a new array of their own
-kind when `out` is None; for other frameworks pass `out`.
+leading dimension, a transposed view is op T, and 3-D arrays are batches of matrices with
+torch.matmul's broadcasting. torch and cupy inputs get a new array of their own kind when `out` is
+None; for other frameworks pass `out`.
+
+With torch, `hgemm.torch_ops` registers torch.ops.hgemm.mm and torch.ops.hgemm.matmul (autograd,
+torch.compile, CUDA graphs) and `hgemm.nn.Linear` is a drop-in for torch.nn.Linear; both load on
+first use, so `import hgemm` itself never imports torch.
 """
 
 import sys
@@ -18,6 +23,15 @@ from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import kernels as _kernels
 
 __all__ = ["matmul", "kernels"]
+
+
+def __getattr__(name):
+    # hgemm.nn and hgemm.torch_ops import torch: loaded on first use, never by `import hgemm`.
+    if name in ("nn", "torch_ops"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def kernels():
@@ -35,11 +49,18 @@ def _torch():
 
 
 def _torch_view(torch, t):
-    """(data_ptr, rows, cols, stride0, stride1, device, is_float16) of a 2-D torch tensor: the fast
-    path, which skips building a DLPack capsule per array per call."""
-    rows, cols = t.shape
-    s0, s1 = t.stride()
-    return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), t.dtype is torch.float16)
+    """(data_ptr, rows, cols, stride0, stride1, device, is_float16) of a 2-D torch tensor, plus
+    (batch, batch stride) of a 3-D one: the fast path, which skips building a DLPack capsule per
+    array per call."""
+    if t.dim() == 2:
+        rows, cols = t.shape
+        s0, s1 = t.stride()
+        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), t.dtype is torch.float16)
+    if t.dim() == 3:
+        batch, rows, cols = t.shape
+        sb, s0, s1 = t.stride()
+        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), t.dtype is torch.float16, batch, sb)
+    raise ValueError(f"hgemm.matmul takes 2-D or 3-D tensors, got {t.dim()}-D")
 
 
 _RAW_STREAM = {}
@@ -83,9 +104,23 @@ def _shape(x, name):
     shape = getattr(x, "shape", None)
     if shape is None:
         raise TypeError(f"{name} must be an array (torch, cupy, ...), got {type(x).__name__}")
-    if len(shape) != 2:
-        raise ValueError(f"{name} must be 2-D, got {len(shape)}-D")
+    if len(shape) != 2 and len(shape) != 3:
+        raise ValueError(f"{name} must be 2-D or 3-D (a batch of matrices), got {len(shape)}-D")
     return tuple(int(s) for s in shape)
+
+
+def _out_shape(sa, sb, trans_a, trans_b):
+    """op(a)·op(b)'s shape, with torch.matmul's broadcasting of a 2-D operand or a batch of one."""
+    m, k = (sa[-1], sa[-2]) if trans_a else sa[-2:]
+    kb, n = (sb[-1], sb[-2]) if trans_b else sb[-2:]
+    if k != kb:
+        raise ValueError(f"shapes do not match: op(a) is {m}x{k} but op(b) is {kb}x{n}")
+    if len(sa) == 2 and len(sb) == 2:
+        return (m, n)
+    ba, bb = (sa[0] if len(sa) == 3 else 1), (sb[0] if len(sb) == 3 else 1)
+    if ba != bb and ba != 1 and bb != 1:
+        raise ValueError(f"batch sizes do not broadcast: a has {ba} matrices, b has {bb}")
+    return (max(ba, bb), m, n)
 
 
 _IDS = None
@@ -103,34 +138,33 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", t
            stream=None):
     """out = alpha · op(a) · op(b) + beta · out, with op(x) = x.T when trans_x, else x.
 
-    a, b, out: 2-D float16 GPU arrays (anything with __dlpack__). Returns out (a new array of a's
-    framework when out is None; beta must then be 0). accum: "f32" (default) or "f16". kernel:
-    an id from kernels() or "auto". stream: a cudaStream_t as an int; default: the current stream
-    of a's framework (torch, cupy), else the default stream.
+    a, b, out: float16 GPU arrays (anything with __dlpack__), 2-D, or 3-D batches of matrices with
+    torch.matmul's broadcasting (a 2-D operand, or a batch of one, is used for every product; out is
+    batch×M×N). Returns out (a new array of a's framework when out is None; beta must then be 0).
+    accum: "f32" (default) or "f16". kernel: an id from kernels() or "auto". stream: a cudaStream_t
+    as an int; default: the current stream of a's framework (torch, cupy), else the default stream.
+    torch tensors that need grad, tensor subclasses and calls under torch.compile go through
+    torch.ops.hgemm.mm / hgemm.matmul (autograd, tracing), which take only a, b, accum and kernel.
     Raises TypeError (not an array, wrong dtype, not on a GPU), ValueError (shapes, strides,
     unknown or unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors).
     """
     if accum != "f32" and accum != "f16":
         raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
-    torch = _torch()
-    if (torch is not None and type(a) is torch.Tensor and type(b) is torch.Tensor
-            and (((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())
-                 or torch.compiler.is_compiling())):
-        return _matmul_op(a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
     if kernel != "auto":
         _check_kernel(kernel)
-    if (torch is not None and type(a) is torch.Tensor and type(b) is torch.Tensor and a.dim() == 2
-            and b.dim() == 2 and (out is None or (type(out) is torch.Tensor and out.dim() == 2))):
-        return _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
-    sa, sb = _shape(a, "a"), _shape(b, "b")
-    m, k = (sa[1], sa[0]) if trans_a else sa
-    kb, n = (sb[1], sb[0]) if trans_b else sb
-    if k != kb:
-        raise ValueError(f"shapes do not match: op(a) is {m}x{k} but op(b) is {kb}x{n}")
+    torch = _torch()
+    if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        plain = _PLAIN or _plain_types(torch)
+        if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
+                or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
+            return _matmul_op(a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
+        if out is None or type(out) is torch.Tensor:
+            return _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
+    shape = _out_shape(_shape(a, "a"), _shape(b, "b"), trans_a, trans_b)
     if out is None:
         if beta != 0:
             raise ValueError("beta != 0 reads out: pass out=")
-        out = _new_like(a, (m, n))
+        out = _new_like(a, shape)
     if stream is None:
         stream = _default_stream(a)
     _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
@@ -140,11 +174,13 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", t
 def _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream):
     va, vb = _torch_view(torch, a), _torch_view(torch, b)
     if out is None:
-        m = va[2] if trans_a else va[1]
-        n = vb[1] if trans_b else vb[2]
         if beta != 0:
             raise ValueError("beta != 0 reads out: pass out=")
-        out = torch.empty((m, n), dtype=torch.float16, device=a.device)
+        if len(va) == 7 and len(vb) == 7:
+            shape = (va[2] if trans_a else va[1], vb[1] if trans_b else vb[2])
+        else:
+            shape = _out_shape(a.shape, b.shape, trans_a, trans_b)
+        out = torch.empty(shape, dtype=torch.float16, device=a.device)
     if stream is None:
         stream = _torch_stream(torch, va[5]) if va[5] >= 0 else 0
     _gemm_views(va, vb, _torch_view(torch, out), float(alpha), float(beta), accum, kernel, bool(trans_a),
@@ -153,17 +189,23 @@ def _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b
 
 
 _OPS = {}
+_PLAIN = []  # the tensor types the fast path reads directly; subclasses go through the operators
+
+
+def _plain_types(torch):
+    _PLAIN.extend((torch.Tensor, torch.nn.Parameter))
+    return _PLAIN
 
 
 def _matmul_op(a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream):
-    """Through torch.ops.hgemm.mm (autograd, torch.compile): only the plain product."""
+    """Through torch.ops.hgemm.mm (2-D) or hgemm.matmul (batched): only the plain product."""
     if out is not None or alpha != 1 or beta != 0 or trans_a or trans_b or stream is not None:
         raise ValueError("hgemm.matmul with tensors that require grad (or under torch.compile) takes only "
                          "a, b, accum and kernel: out=, alpha, beta, trans_a, trans_b and stream would drop "
                          "the gradient (use a.T for op T, or run under torch.no_grad())")
-    op = _OPS.get("mm")
-    if op is None:
+    ops = _OPS.get("ops")
+    if ops is None:
         from . import torch_ops
 
-        op = _OPS["mm"] = torch_ops.mm
-    return op(a, b, accum=accum, kernel=kernel)
+        ops = _OPS["ops"] = (torch_ops.mm, torch_ops.matmul)
+    return ops[0 if a.dim() == 2 and b.dim() == 2 else 1](a, b, accum=accum, kernel_id=kernel)

@@ -1,88 +1,249 @@
-"""hgemm as a torch operator: torch.ops.hgemm.mm, with autograd, a fake (meta) kernel for
-torch.compile / FakeTensorMode, and CUDA-graph-safe launches on the current stream.
+"""hgemm as torch operators, with autograd computed by hgemm, fake (meta) kernels for
+torch.compile / FakeTensorMode, and CUDA-graph-safe launches on the current torch stream.
 
 Importing this module imports torch; `import hgemm` alone does not (hgemm.matmul imports this
 module the first time it routes a torch tensor that needs grad, or any call under torch.compile).
 
-    hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel="auto") -> Tensor
+    hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor
+    hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor
 
-a: M×K, b: K×N, both float16 and 2-D, any strides: a row-major view with padded rows is a leading
-dimension, a transposed view is op T (no copy); any other layout is made contiguous first.
+mm: a is M×K, b is K×N. matmul: 2-D or 3-D operands with torch.matmul's broadcasting: M×K by
+batch×K×N, batch×M×K by K×N, or two batches of equal size (a batch of one is shared). Both take
+float16 CUDA tensors with any strides: a matrix with padded rows is a leading dimension, a
+transposed view is op T and a batch stride of 0 repeats a matrix (no copy); any other layout is
+copied first. A batch whose matrices lie one under the other, times one shared matrix, is a single
+(batch·M)×K product. The output is a new contiguous tensor; accum is "f32" or "f16", kernel_id
+"auto" or an id from hgemm.kernels() (not `kernel`: inductor's fallback kernels take that name
+themselves).
 
-Registered with torch.library.Library + define/impl rather than torch.library.custom_op: the
-latter adds about 20 µs of host time per call.
+The operators are registered with torch.library.Library define/impl rather than
+torch.library.custom_op, whose wrapper costs more host time per call.
 """
 
 import torch
 
-from . import _matmul_torch
+from . import _check_kernel, _out_shape, _torch_stream, _torch_view
+from ._hgemm import gemm_views as _gemm_views
 
-__all__ = ["mm"]
+__all__ = ["mm", "matmul"]
+
+F16 = torch.float16
 
 _lib = torch.library.Library("hgemm", "DEF")
-_lib.define('mm(Tensor a, Tensor b, *, str accum="f32", str kernel="auto") -> Tensor')
+_lib.define('mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor')
+_lib.define('matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor')
 
 
-def _check(a, b, accum):
-    if a.dtype != torch.float16 or b.dtype != torch.float16:
-        raise TypeError(f"hgemm::mm takes float16 tensors, got {a.dtype} and {b.dtype}")
+# ---- checks shared by the CUDA and the fake kernels: the same errors with and without data ----
+
+def _check_args(name, a, b, accum, kernel):
+    if a.dtype != F16 or b.dtype != F16:
+        raise TypeError(f"hgemm::{name} takes float16 tensors (other dtypes are not supported), got "
+                        f"{a.dtype} and {b.dtype}")
+    if accum != "f32" and accum != "f16":
+        raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
+    if kernel != "auto":
+        _check_kernel(kernel)
+
+
+def _mm_shape(a, b, accum, kernel):
+    _check_args("mm", a, b, accum, kernel)
     if a.dim() != 2 or b.dim() != 2:
-        raise ValueError(f"hgemm::mm takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D")
+        raise ValueError(f"hgemm::mm takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D (hgemm::matmul takes "
+                         "batches)")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"hgemm::mm: shapes do not match: a is {a.shape[0]}x{a.shape[1]} but b is "
                          f"{b.shape[0]}x{b.shape[1]}")
-    if accum != "f32" and accum != "f16":
-        raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
+    return a.shape[0], b.shape[1]
 
 
-def _usable(t):
-    """t itself when its strides are a row-major matrix with a leading dimension or a transposed
-    view of one (what the library takes without a copy), else a contiguous copy."""
-    rows, cols = t.shape
-    s0, s1 = t.stride()
-    if (s1 == 1 or cols <= 1) and s0 >= max(cols, 1):
-        return t
-    if (s0 == 1 or rows <= 1) and s1 >= max(rows, 1):
-        return t
-    return t.contiguous()
+def _matmul_shape(a, b, accum, kernel):
+    _check_args("matmul", a, b, accum, kernel)
+    if a.dim() not in (2, 3) or b.dim() not in (2, 3):
+        raise ValueError(f"hgemm::matmul takes 2-D or 3-D tensors, got {a.dim()}-D and {b.dim()}-D")
+    try:
+        return _out_shape(a.shape, b.shape, False, False)
+    except ValueError as e:
+        raise ValueError(f"hgemm::matmul: {e}: a is {tuple(a.shape)}, b is {tuple(b.shape)}") from None
 
 
-def _mm_cuda(a, b, *, accum="f32", kernel="auto"):
-    _check(a, b, accum)
-    if a.device != b.device:
-        raise ValueError(f"hgemm::mm: a is on {a.device} but b is on {b.device}")
-    # stream=None: _matmul_torch launches on torch's current stream of a's device (what CUDA-graph
-    # capture and torch.cuda.stream(...) expect).
-    return _matmul_torch(torch, _usable(a), _usable(b), None, 1.0, 0.0, accum, kernel, False, False, None)
+# ---- CUDA kernels ----
+#
+# The checks that the native layer makes anyway (shapes, batches, strides, devices, accum) are left
+# to it: its ValueError / TypeError carry the same information, and the host time per call is most
+# of what a small product costs.
+
+def _view(t):
+    """The native view of t (see hgemm._torch_view), after a contiguous copy when one of its
+    matrices is neither row-major with a leading dimension nor a transposed view of one (the
+    layouts the library reads in place, with any batch stride)."""
+    shape, stride = t.shape, t.stride()
+    if len(shape) != 2 and len(shape) != 3:
+        return _torch_view(torch, t)  # raises the ValueError naming the dimensions
+    rows, cols = shape[-2], shape[-1]
+    s0, s1 = stride[-2], stride[-1]
+    if not (((s1 == 1 or cols <= 1) and (rows <= 1 or s0 >= cols))
+            or ((s0 == 1 or rows <= 1) and (cols <= 1 or s1 >= rows))):
+        t = t.contiguous()
+        stride = t.stride()
+        s0, s1 = stride[-2], stride[-1]
+    if len(shape) == 2:
+        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True)
+    return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True, shape[0], stride[0])
 
 
-def _mm_fake(a, b, *, accum="f32", kernel="auto"):
-    _check(a, b, accum)
-    return a.new_empty((a.shape[0], b.shape[1]))
+def _launch(va, vb, shape, accum, kernel):
+    device = va[5]
+    out = torch.empty(shape, dtype=F16, device=device if device >= 0 else "cpu")
+    rows, cols = shape[-2], shape[-1]
+    vo = (out.data_ptr(), rows, cols, cols, 1, device, True)
+    if len(shape) == 3:
+        vo += (shape[0], rows * cols)
+    # torch's current stream of a's device: what CUDA-graph capture and torch.cuda.stream(...) expect.
+    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel, False, False, _torch_stream(torch, device) if device >= 0 else 0)
+    return out
 
 
-_lib.impl("mm", _mm_cuda, "CUDA")
-torch.library.register_fake("hgemm::mm", _mm_fake, lib=_lib)
+def _mm_cuda(a, b, *, accum="f32", kernel_id="auto"):
+    _check_args("mm", a, b, accum, kernel_id)
+    if a.dim() != 2 or b.dim() != 2:
+        _mm_shape(a, b, accum, kernel_id)  # raises the error naming the dimensions
+    va, vb = _view(a), _view(b)
+    return _launch(va, vb, (va[1], vb[2]), accum, kernel_id)
 
 
-def _setup_context(ctx, inputs, keyword_only_inputs, output):
-    a, b = inputs
+def _matmul_cuda(a, b, *, accum="f32", kernel_id="auto"):
+    shape = _matmul_shape(a, b, accum, kernel_id)
+    return _launch(_view(a), _view(b), shape, accum, kernel_id)
+
+
+def _refuse_cpu(name):
+    def refuse(a, b, *, accum="f32", kernel_id="auto"):
+        raise TypeError(f"hgemm::{name} runs on CUDA tensors, got {a.device} and {b.device}")
+    return refuse
+
+
+def _mm_fake(a, b, *, accum="f32", kernel_id="auto"):
+    return a.new_empty(_mm_shape(a, b, accum, kernel_id))
+
+
+def _matmul_fake(a, b, *, accum="f32", kernel_id="auto"):
+    return a.new_empty(_matmul_shape(a, b, accum, kernel_id))
+
+
+for _name, _cuda, _fake in (("mm", _mm_cuda, _mm_fake), ("matmul", _matmul_cuda, _matmul_fake)):
+    _lib.impl(_name, _cuda, "CUDA")
+    _lib.impl(_name, _refuse_cpu(_name), "CPU")  # a TypeError naming the device, not "no kernel for CPU"
+    torch.library.register_fake(f"hgemm::{_name}", _fake, lib=_lib)
+
+
+# ---- autograd ----
+#
+# D = op(A)·op(B) gives dA = dD·op(B)ᵀ and dB = op(A)ᵀ·dD, each computed only when its input needs it,
+# from transposed views (op T, no copies). A gradient is laid out like its input (when the input is
+# a transposed view, the transposed product is computed), so that a weight used as W.t() gets a
+# row-major gradient that autograd accumulates without a copy. An operand shared by a batch (2-D,
+# or a batch of one) gets the sum over the batch, computed as one product over the batch laid side
+# by side.
+
+def _transposed(t):
+    """Whether t's matrices are column-major (a transposed view of row-major storage)."""
+    return t.stride(-2) == 1 and t.stride(-1) != 1
+
+
+def _product(x, y, like_transposed):
+    """x·y (2-D, or batches with broadcasting) by hgemm, as the transpose of yᵀ·xᵀ when the result
+    should be column-major."""
+    if like_transposed:
+        x, y = y.mT, x.mT
+    out = (torch.ops.hgemm.mm.default if x.dim() == 2 and y.dim() == 2 else torch.ops.hgemm.matmul.default)(x, y)
+    return out.mT if like_transposed else out
+
+
+def _setup_context(ctx, a, b, output):
     need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-    # dA needs b, dB needs a: save only what a needed gradient reads.
+    # dA reads b, dB reads a: save only what a needed gradient reads.
     ctx.save_for_backward(b if need_a else None, a if need_b else None)
-    ctx.accum = keyword_only_inputs.get("accum", "f32")
+    ctx.a_dim, ctx.b_dim = a.dim(), b.dim()
+    ctx.a_shared = output.dim() == 3 and (a.dim() == 2 or a.shape[0] != output.shape[0])
+    ctx.b_shared = output.dim() == 3 and (b.dim() == 2 or b.shape[0] != output.shape[0])
+    ctx.a_transposed, ctx.b_transposed = _transposed(a), _transposed(b)
 
 
 def _backward(ctx, grad):
     b, a = ctx.saved_tensors
-    mm = torch.ops.hgemm.mm.default
-    # Transposed views, no copies: the library reads them as op T. kernel "auto": the forward's
-    # kernel need not take the transposed ops.
-    da = mm(grad, b.t(), accum=ctx.accum) if ctx.needs_input_grad[0] else None
-    db = mm(a.t(), grad, accum=ctx.accum) if ctx.needs_input_grad[1] else None
-    return da, db
+    da = db = None
+    if ctx.needs_input_grad[0]:
+        if ctx.a_shared:
+            # dA = Σᵢ dDᵢ·op(Bᵢ)ᵀ = [dD₁ … dDₙ]·[op(B₁)ᵀ; …; op(Bₙ)ᵀ]: one M×(n·N) by (n·N)×K product.
+            m, k = grad.shape[1], b.shape[-2]
+            da = _product(grad.transpose(0, 1).reshape(m, -1), b.mT.reshape(-1, k), ctx.a_transposed)
+            if ctx.a_dim == 3:
+                da = da.unsqueeze(0)
+        else:
+            da = _product(grad, b.mT, ctx.a_transposed)
+    if ctx.needs_input_grad[1]:
+        if ctx.b_shared:
+            # dB = Σᵢ op(Aᵢ)ᵀ·dDᵢ: the batch stacked into one (n·M)×K matrix (a view when contiguous).
+            k, n = a.shape[-1], grad.shape[-1]
+            db = _product(a.reshape(-1, k).mT, grad.reshape(-1, n), ctx.b_transposed)
+            if ctx.b_dim == 3:
+                db = db.unsqueeze(0)
+        else:
+            db = _product(a.mT, grad, ctx.b_transposed)
+    return da, db, None, None, None
 
 
-torch.library.register_autograd("hgemm::mm", _backward, setup_context=_setup_context, lib=_lib)
+# The Autograd kernel. torch.library.register_autograd would do the same with an autograd.Function,
+# but its kernel always re-enters the dispatcher from Python, even when nothing needs a gradient,
+# which roughly doubles an operator call's host time. Here a call without gradients whose only key
+# left below autograd is CUDA (a plain CUDA tensor, no mode or tracing active) runs the CUDA kernel
+# directly, as the dispatcher would; every other call is redispatched, as register_autograd does.
+
+_AFTER_AUTOGRAD = torch._C._after_autograd_keyset
+_CUDA_KEY = torch._C.DispatchKey.CUDA
+_NEXT_IS_CUDA = {}  # DispatchKeySet.raw_repr() -> whether the next kernel below autograd is CUDA's
+
+
+def _next_is_cuda(keyset):
+    raw = keyset.raw_repr()
+    known = _NEXT_IS_CUDA.get(raw)
+    if known is None:
+        known = _NEXT_IS_CUDA[raw] = (keyset & _AFTER_AUTOGRAD).highestPriorityTypeId() == _CUDA_KEY
+    return known
+
+
+def _register_autograd(name, cuda_kernel):
+    op = getattr(torch.ops.hgemm, name).default
+
+    def below_autograd(keyset, a, b, accum, kernel_id):
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & _AFTER_AUTOGRAD, a, b, accum=accum, kernel_id=kernel_id)
+
+    class Product(torch.autograd.Function):
+        # forward(ctx, ...) rather than a separate setup_context: the older form costs less per call.
+        @staticmethod
+        def forward(ctx, a, b, accum, kernel_id, keyset):
+            out = below_autograd(keyset, a, b, accum, kernel_id)
+            _setup_context(ctx, a, b, out)
+            return out
+
+        backward = staticmethod(_backward)
+
+    Product.__name__ = Product.__qualname__ = f"HgemmBackward_{name}"
+
+    def autograd_kernel(keyset, a, b, accum="f32", kernel_id="auto"):
+        if torch._C.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+            return Product.apply(a, b, accum, kernel_id, keyset)
+        if _next_is_cuda(keyset):
+            return cuda_kernel(a, b, accum=accum, kernel_id=kernel_id)
+        return below_autograd(keyset, a, b, accum, kernel_id)
+
+    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+
+
+_register_autograd("mm", _mm_cuda)
+_register_autograd("matmul", _matmul_cuda)
 
 mm = torch.ops.hgemm.mm.default
+matmul = torch.ops.hgemm.matmul.default

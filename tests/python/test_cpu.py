@@ -31,9 +31,11 @@ def test_wrong_dtype():
         hgemm.matmul(np.ones((4, 3), np.float32), half((3, 5)), out=half((4, 5)))
 
 
-def test_not_2d():
-    with pytest.raises(ValueError, match="2-D"):
-        hgemm.matmul(half((4, 3, 2)), half((3, 5)), out=half((4, 5)))
+def test_not_2d_or_3d():
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        hgemm.matmul(half((2, 4, 3, 2)), half((2, 5)), out=half((2, 4, 3, 5)))
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        hgemm.matmul(half((3,)), half((3, 5)), out=half((1, 5)))
     with pytest.raises(TypeError, match="array"):
         hgemm.matmul([[1.0]], half((1, 1)), out=half((1, 1)))
 
@@ -45,6 +47,15 @@ def test_mismatched_shapes():
         hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), trans_a=True)
     with pytest.raises(ValueError, match="out must be 4x5"):
         hgemm.matmul(half((4, 3)), half((3, 5)), out=half((5, 4)))
+
+
+def test_batches_that_do_not_broadcast():
+    with pytest.raises(ValueError, match="broadcast"):
+        hgemm.matmul(half((2, 4, 3)), half((3, 3, 5)), out=half((3, 4, 5)))
+    with pytest.raises(ValueError, match="out must be 2x4x5"):
+        hgemm.matmul(half((2, 4, 3)), half((3, 5)), out=half((4, 5)))
+    with pytest.raises(ValueError, match="out must be 4x5"):  # 2-D by 2-D gives a 2-D out
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((1, 4, 5)))
 
 
 def test_non_contiguous_inner_dimension():
@@ -76,3 +87,116 @@ def test_bench_module_finds_or_reports_the_executable():
         assert "hgemm-bench" in str(e)
     else:
         assert path.endswith("hgemm-bench")
+
+
+# ---- the library call the binding makes, replayed on the host (describe_gemm launches nothing) ----
+
+def carve(shape, strides, pad=3):
+    """A float16 array of `shape` with element `strides`, inside a buffer of small integers (exact
+    in any accumulation) with `pad` spare elements at its end: (buffer, view)."""
+    size = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    buf = np.random.default_rng(len(shape) * 7 + size).integers(-3, 4, size + pad).astype(np.float16)
+    view = np.lib.stride_tricks.as_strided(buf, shape, tuple(2 * s for s in strides))
+    return buf, view
+
+
+def row_major(*shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.insert(0, acc)
+        acc *= n
+    return carve(shape, strides)
+
+
+def replay(call, buffers):
+    """Runs `call` (describe_gemm's answer) in float64 on copies of the buffers: each product
+    C_i = op(A_i)·op(B_i) read and written through the pointers, leading dimensions and batch
+    strides the library would get. Returns the output buffer and how often each element was written."""
+    def locate(ptr):
+        for i, buf in enumerate(buffers):
+            if buf.ctypes.data <= ptr < buf.ctypes.data + buf.nbytes:
+                return i, (ptr - buf.ctypes.data) // 2
+        raise AssertionError("a pointer outside every buffer")
+
+    images = [buf.astype(np.float64) for buf in buffers]
+    (ia, oa), (ib, ob), (ic, oc) = locate(call["a"]), locate(call["b"]), locate(call["c"])
+    written = np.zeros(buffers[ic].size, dtype=int)
+    m, n, k = call["m"], call["n"], call["k"]
+
+    def matrix(img, offset, rows, cols, ld, op):
+        stored = (rows, cols) if op == "n" else (cols, rows)
+        v = np.lib.stride_tricks.as_strided(img[offset:], stored, (8 * ld, 8))
+        return v if op == "n" else v.T
+
+    out = images[ic].copy()
+    for i in range(call["batch"]):
+        a = matrix(images[ia], oa + i * call["stride_a"], m, k, call["lda"], call["op_a"])
+        b = matrix(images[ib], ob + i * call["stride_b"], k, n, call["ldb"], call["op_b"])
+        c0 = oc + i * call["stride_c"]
+        for r in range(m):
+            out[c0 + r * call["ldc"]:c0 + r * call["ldc"] + n] = (a @ b)[r]
+            written[c0 + r * call["ldc"]:c0 + r * call["ldc"] + n] += 1
+    return out, written
+
+
+# (a's shape and strides, b's, out's, and whether the batch should be one (batch·M)×K product)
+LAYOUTS = {
+    "2d": (((5, 7), (7, 1)), ((7, 6), (6, 1)), ((5, 6), (6, 1)), None),
+    "2d transposed views, padded": (((5, 7), (1, 9)), ((7, 6), (1, 8)), ((5, 6), (8, 1)), None),
+    "batch x shared B, contiguous": (((4, 5, 7), (35, 7, 1)), ((7, 6), (6, 1)), ((4, 5, 6), (30, 6, 1)), True),
+    "batch x shared B, transposed A": (((4, 5, 7), (35, 1, 5)), ((7, 6), (1, 7)), ((4, 5, 6), (30, 6, 1)), False),
+    "batch x shared B, gaps between A": (((4, 5, 7), (40, 7, 1)), ((7, 6), (6, 1)), ((4, 5, 6), (30, 6, 1)), False),
+    "shared A x batch": (((5, 7), (7, 1)), ((4, 7, 6), (42, 6, 1)), ((4, 5, 6), (30, 6, 1)), False),
+    "batch x batch, transposed B": (((4, 5, 7), (35, 7, 1)), ((4, 7, 6), (42, 1, 7)), ((4, 5, 6), (30, 6, 1)), False),
+    "batch of one x batch": (((1, 5, 7), (35, 7, 1)), ((4, 7, 6), (42, 6, 1)), ((4, 5, 6), (30, 6, 1)), False),
+    "batch x batch of one": (((4, 5, 7), (35, 7, 1)), ((1, 7, 6), (42, 6, 1)), ((4, 5, 6), (30, 6, 1)), True),
+    "expanded batch (stride 0)": (((4, 5, 7), (0, 7, 1)), ((4, 7, 6), (42, 6, 1)), ((4, 5, 6), (30, 6, 1)), False),
+    "transposed out": (((4, 5, 7), (35, 7, 1)), ((7, 6), (6, 1)), ((4, 5, 6), (30, 1, 5)), False),
+    "one row each": (((4, 1, 7), (7, 7, 1)), ((7, 6), (6, 1)), ((4, 1, 6), (6, 6, 1)), True),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_described_call_computes_the_product(name):
+    (sa, ta), (sb, tb), (so, to), one_product = LAYOUTS[name]
+    (buf_a, a), (buf_b, b), (buf_c, c) = carve(sa, ta), carve(sb, tb), carve(so, to)
+    call = hgemm._hgemm.describe_gemm(a, b, c)
+    if one_product is not None:
+        assert (call["batch"] == 1) == one_product, call
+    if call["batch"] > 1 and (len(sa) == 2 or sa[0] == 1):
+        assert call["stride_a"] == 0 or call["stride_b"] == 0  # the shared operand is repeated, not copied
+    out, written = replay(call, [buf_a, buf_b, buf_c])
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    got = np.lib.stride_tricks.as_strided(out, so, tuple(8 * s for s in to))
+    np.testing.assert_array_equal(got, want)
+    # Every element of out written exactly once, nothing else (padding, the spare tail) touched.
+    covered = np.zeros(buf_c.size, dtype=int)
+    np.lib.stride_tricks.as_strided(covered, so, tuple(8 * s for s in to))[...] = 1
+    np.testing.assert_array_equal(written, covered)
+    np.testing.assert_array_equal(out[covered == 0], buf_c.astype(np.float64)[covered == 0])
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_described_call_with_trans_flags_on_batches(trans_a, trans_b):
+    (buf_a, a) = row_major(3, 7, 5) if trans_a else row_major(3, 5, 7)
+    (buf_b, b) = row_major(6, 7) if trans_b else row_major(7, 6)
+    buf_c, c = row_major(3, 5, 6)
+    call = hgemm._hgemm.describe_gemm(a, b, c, trans_a, trans_b)
+    out, _ = replay(call, [buf_a, buf_b, buf_c])
+    oa = a.transpose(0, 2, 1) if trans_a else a
+    ob = b.T if trans_b else b
+    want = np.matmul(oa.astype(np.float64), ob.astype(np.float64))
+    np.testing.assert_array_equal(out[:c.size].reshape(c.shape), want)
+
+
+@pytest.mark.parametrize("script", ["bench_overhead", "bench_mlp"])
+def test_torch_benchmarks_print_their_options(script):
+    """The benchmarks parse their options before importing torch or looking for a GPU."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", f"hgemm.{script}", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and "--json" in run.stdout
+    if script == "bench_mlp":
+        assert "--tokens" in run.stdout and "--intermediate" in run.stdout

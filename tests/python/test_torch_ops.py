@@ -1,5 +1,6 @@
-"""torch.ops.hgemm.mm: schema, fake kernel and autograd on the CPU (meta/fake tensors), and the
-CUDA kernel, gradients, torch.compile and CUDA graphs on a GPU (skipped without one)."""
+"""torch.ops.hgemm.mm and hgemm.matmul: schemas, fake kernels, autograd and opcheck on the CPU
+(meta/fake tensors), and the CUDA kernels, gradients, torch.compile and CUDA graphs on a GPU
+(skipped without one)."""
 import math
 import subprocess
 import sys
@@ -21,13 +22,16 @@ def test_import_hgemm_does_not_import_torch():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "ok"
 
 
-def test_schema():
-    schema = torch.ops.hgemm.mm.default._schema
-    assert str(schema) == 'hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel="auto") -> Tensor'
+def test_schemas():
+    assert str(torch.ops.hgemm.mm.default._schema) == \
+        'hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor'
+    assert str(torch.ops.hgemm.matmul.default._schema) == \
+        'hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor'
 
 
-def test_autograd_is_registered():
-    assert torch._C._dispatch_has_kernel_for_dispatch_key("hgemm::mm", "Autograd")
+@pytest.mark.parametrize("name", ["mm", "matmul"])
+def test_autograd_is_registered(name):
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(f"hgemm::{name}", "Autograd")
 
 
 @pytest.mark.parametrize("m,k,n", [(3, 4, 5), (1, 7, 1), (128, 64, 32)])
@@ -40,21 +44,86 @@ def test_fake_shapes(m, k, n):
         assert torch.ops.hgemm.mm(b.t(), a.t(), accum="f16").shape == (n, m)
 
 
-def test_fake_rejects_bad_inputs():
-    a = torch.empty(3, 4, dtype=torch.float32, device="meta")
-    with pytest.raises(TypeError, match="float16"):
-        torch.ops.hgemm.mm(a, a.t())
+# (a's shape, b's shape, the product's shape): torch.matmul's broadcasting of 2-D and 3-D operands
+MATMUL_SHAPES = [
+    ((5, 3), (3, 4), (5, 4)),
+    ((6, 5, 3), (3, 4), (6, 5, 4)),
+    ((5, 3), (6, 3, 4), (6, 5, 4)),
+    ((6, 5, 3), (6, 3, 4), (6, 5, 4)),
+    ((1, 5, 3), (6, 3, 4), (6, 5, 4)),
+    ((6, 5, 3), (1, 3, 4), (6, 5, 4)),
+    ((1, 5, 3), (3, 4), (1, 5, 4)),
+]
+
+
+@pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
+def test_fake_matmul_shapes_follow_torch_matmul(sa, sb, sc):
+    with FakeTensorMode():
+        a = torch.empty(sa, dtype=F16, device="cuda")
+        b = torch.empty(sb, dtype=F16, device="cuda")
+        c = torch.ops.hgemm.matmul(a, b)
+        assert c.shape == sc == torch.matmul(a, b).shape
+        assert c.dtype == F16 and c.is_contiguous()
+
+
+@pytest.mark.parametrize("name", ["mm", "matmul"])
+def test_fake_rejects_bad_inputs(name):
+    op = getattr(torch.ops.hgemm, name)
     a = torch.empty(3, 4, dtype=F16, device="meta")
+    for dtype in (torch.float32, torch.bfloat16):
+        with pytest.raises(TypeError, match="float16"):
+            op(a.to(dtype), a.t().to(dtype))
     with pytest.raises(ValueError, match="shapes"):
-        torch.ops.hgemm.mm(a, a)
+        op(a, a)
     with pytest.raises(ValueError, match="accum"):
-        torch.ops.hgemm.mm(a, a.t(), accum="f64")
+        op(a, a.t(), accum="f64")
+    with pytest.raises(ValueError, match="unknown kernel"):
+        op(a, a.t(), kernel_id="cuda.warp_drive")
+    with pytest.raises(ValueError, match="2-D"):
+        op(a[0], a.t())
 
 
-def test_opcheck_meta():
-    a = torch.empty(6, 4, dtype=F16, device="meta")
-    b = torch.empty(4, 5, dtype=F16, device="meta")
-    res = torch.library.opcheck(torch.ops.hgemm.mm, (a, b), test_utils=("test_schema", "test_faketensor"))
+def test_fake_matmul_rejects_batches_that_do_not_broadcast():
+    a = torch.empty(2, 3, 4, dtype=F16, device="meta")
+    b = torch.empty(3, 4, 5, dtype=F16, device="meta")
+    with pytest.raises(ValueError, match="broadcast"):
+        torch.ops.hgemm.matmul(a, b)
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        torch.ops.hgemm.matmul(a[None], b[0])
+    with pytest.raises(ValueError, match="2-D"):
+        torch.ops.hgemm.mm(a, b[0])  # mm takes no batches
+
+
+def test_cpu_tensors_are_refused_with_a_type_error():
+    a = torch.ones(3, 4, dtype=F16)
+    for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
+        with pytest.raises(TypeError, match="CUDA"):
+            op(a, a.t())
+    with pytest.raises(TypeError, match="CUDA"):
+        hgemm.matmul(a.requires_grad_(), a.t())
+
+
+def test_matmul_checks_the_kernel_name_before_the_operator():
+    a = torch.empty(6, 4, dtype=F16, device="meta", requires_grad=True)
+    with pytest.raises(ValueError, match="unknown kernel"):
+        hgemm.matmul(a, a.t(), kernel="cuda.warp_drive")
+
+
+def test_opcheck_mm_meta():
+    a = torch.empty(6, 4, dtype=F16, device="meta", requires_grad=True)
+    b = torch.empty(4, 5, dtype=F16, device="meta", requires_grad=True)
+    res = torch.library.opcheck(torch.ops.hgemm.mm, (a, b))
+    assert set(res) >= {"test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"}
+    assert set(res.values()) == {"SUCCESS"}
+
+
+@pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
+def test_opcheck_matmul_meta(sa, sb, sc):
+    """Schema, autograd registration, fake kernel and AOT autograd (forward and backward traced with
+    dynamic shapes), on meta tensors."""
+    a = torch.empty(sa, dtype=F16, device="meta", requires_grad=True)
+    b = torch.empty(sb, dtype=F16, device="meta", requires_grad=True)
+    res = torch.library.opcheck(torch.ops.hgemm.matmul, (a, b), {"accum": "f16"})
     assert set(res.values()) == {"SUCCESS"}
 
 
@@ -70,6 +139,30 @@ def test_meta_backward_shapes(need):
         assert a.grad.shape == a.shape
     if need[1]:
         assert b.grad.shape == b.shape
+
+
+@pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
+@pytest.mark.parametrize("need", [(True, True), (True, False), (False, True)])
+def test_meta_matmul_backward_shapes(sa, sb, sc, need):
+    """Each gradient has its input's shape (a shared operand's sums over the batch), and only the
+    gradients asked for are computed."""
+    a = torch.empty(sa, dtype=F16, device="meta", requires_grad=need[0])
+    b = torch.empty(sb, dtype=F16, device="meta", requires_grad=need[1])
+    c = hgemm.matmul(a, b)
+    assert c.shape == sc and c.requires_grad
+    grads = torch.autograd.grad(c, [t for t, n in zip((a, b), need) if n], torch.empty_like(c))
+    assert [g.shape for g in grads] == [t.shape for t, n in zip((a, b), need) if n]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_gradient_of_a_transposed_weight_is_row_major(batched):
+    """x·Wᵀ with W.t() a view: dW comes back row-major like W (the transposed product is computed),
+    so autograd need not copy it."""
+    x = torch.empty((3, 5, 8) if batched else (5, 8), dtype=F16, device="meta")
+    w = torch.empty(6, 8, dtype=F16, device="meta", requires_grad=True)
+    c = hgemm.matmul(x, w.t())
+    (dw,) = torch.autograd.grad(c, [w], torch.empty_like(c))
+    assert dw.shape == w.shape and dw.stride() == w.stride()
 
 
 def test_matmul_with_grad_refuses_extra_arguments():
@@ -96,18 +189,74 @@ def test_compile_fullgraph_traces_on_meta(backend):
     assert a.grad.shape == (8, 4)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compile_fullgraph_traces_batched_matmul_on_meta(backend):
+    def f(x, w, v):
+        return torch.ops.hgemm.matmul(hgemm.matmul(x, w).relu(), v)
+
+    torch._dynamo.reset()
+    x = torch.empty(4, 8, 16, dtype=F16, device="meta", requires_grad=True)
+    w = torch.empty(16, 32, dtype=F16, device="meta", requires_grad=True)
+    v = torch.empty(4, 32, 8, dtype=F16, device="meta", requires_grad=True)
+    c = torch.compile(f, fullgraph=True, backend=backend)(x, w, v)
+    assert c.shape == (4, 8, 8)
+    c.sum().backward()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape and v.grad.shape == v.shape
+
+
+def test_inductor_lowers_the_operators():
+    """Inductor compiles a graph holding the hgemm operators (as fallback kernels; their inputs need
+    grad, so it goes through the autograd kernels): on CPU tensors the compiled code then reaches
+    the operators' CPU kernel, whose TypeError shows that lowering and compiling succeeded."""
+    def f(x, w, v):
+        return torch.ops.hgemm.matmul(torch.relu(torch.ops.hgemm.mm(x, w)), v) * 2
+
+    torch._dynamo.reset()
+    x = torch.ones(8, 16, dtype=F16, requires_grad=True)
+    w = torch.ones(16, 32, dtype=F16, requires_grad=True)
+    v = torch.ones(3, 32, 4, dtype=F16, requires_grad=True)
+    with pytest.raises(TypeError, match="runs on CUDA tensors"):
+        torch.compile(f, fullgraph=True, backend="inductor")(x, w, v)
+
+
 # ---- GPU ----
+# Tolerances are on the relative Frobenius error against float32 torch on the same float16 inputs:
+# the C++ tests' bound for f32 accumulation over a sum of k products, plus one float16 rounding
+# (of the output, or of the incoming gradient).
 
 def rand(*shape, requires_grad=False):
     return ((torch.rand(*shape, device="cuda") * 2 - 1).half()).requires_grad_(requires_grad)
 
 
 def rel_error(got, want):
-    return (got.float() - want).norm().item() / max(want.norm().item(), 1e-30)
+    return (got.float() - want.float()).norm().item() / max(want.float().norm().item(), 1e-30)
 
 
 def tol(k):
-    return 2.0 ** -10 + k * 2.0 ** -22 + 2.0 ** -11  # the C++ tests' f32 bound, plus fp16 rounding of dD
+    return 2.0 ** -10 + k * 2.0 ** -22 + 2.0 ** -11
+
+
+def operand(shape, layout):
+    """A float16 CUDA tensor of `shape` laid out as: "rows" (contiguous), "cols" (each matrix a
+    transposed view), "padded" (rows with a leading dimension past the width), "expanded" (a 3-D
+    batch whose matrices are all one, batch stride 0)."""
+    *batch, r, c = shape
+    if layout == "cols":
+        return rand(*batch, c, r).mT
+    if layout == "padded":
+        return rand(*batch, r, c + 5)[..., :c]
+    if layout == "expanded" and batch:
+        return rand(1, r, c).expand(*shape)
+    return rand(*shape)
+
+
+def reference(a, b, g):
+    """float32 torch: the product of a and b, and their gradients for the incoming gradient g."""
+    af = a.detach().float().requires_grad_()
+    bf = b.detach().float().requires_grad_()
+    c = torch.matmul(af, bf)
+    c.backward(g.float())
+    return c.detach(), af.grad, bf.grad
 
 
 @cuda
@@ -118,10 +267,47 @@ def test_gradients_match_fp32(m, k, n):
     assert c.requires_grad
     g = rand(m, n)
     c.backward(g)
-    af, bf, gf = a.detach().float(), b.detach().float(), g.float()
-    assert rel_error(c.detach(), af @ bf) < tol(k)
-    assert rel_error(a.grad, gf @ bf.T) < tol(n)
-    assert rel_error(b.grad, af.T @ gf) < tol(m)
+    c32, da32, db32 = reference(a, b, g)
+    assert rel_error(c.detach(), c32) < tol(k)
+    assert rel_error(a.grad, da32) < tol(n)
+    assert rel_error(b.grad, db32) < tol(m)
+
+
+@cuda
+@pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
+@pytest.mark.parametrize("layout", ["rows", "cols", "padded", "expanded"])
+def test_matmul_forward_and_gradients_match_fp32(sa, sb, sc, layout):
+    """Every broadcasting case and operand layout: the product, and both gradients (a shared
+    operand's summed over the batch), against float32 torch.matmul."""
+    grow = 17  # matrices past a tile edge: 5x3 by 3x4 becomes 85x51 by 51x68
+    sa = sa[:-2] + (sa[-2] * grow, sa[-1] * grow)
+    sb = sb[:-2] + (sb[-2] * grow, sb[-1] * grow)
+    a = operand(sa, layout).detach().requires_grad_()
+    b = operand(sb, "rows" if layout == "expanded" else layout).detach().requires_grad_()
+    c = hgemm.matmul(a, b)
+    assert c.shape == sc[:-2] + (sa[-2], sb[-1]) and c.is_contiguous()
+    g = rand(*c.shape)
+    c.backward(g)
+    c32, da32, db32 = reference(a, b, g)
+    batch = c.shape[0] if c.dim() == 3 else 1
+    assert rel_error(c.detach(), c32) < tol(sa[-1])
+    assert a.grad.shape == a.shape and rel_error(a.grad, da32) < tol(batch * sb[-1])
+    assert b.grad.shape == b.shape and rel_error(b.grad, db32) < tol(batch * sa[-2])
+
+
+@cuda
+@pytest.mark.parametrize("layout", ["rows", "cols"])
+def test_matmul_batches_take_no_copies(layout):
+    """A batch times a shared matrix, in place: the one allocation is the output (contiguous rows
+    make a single (batch·M)×K product, transposed matrices a strided batch)."""
+    x, w = operand((4, 64, 96), layout), operand((96, 128), layout)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    c = torch.ops.hgemm.matmul(x, w)
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() - before == c.numel() * 2
+    assert rel_error(c, x.float() @ w.float()) < tol(96)
 
 
 @cuda
@@ -129,10 +315,28 @@ def test_strided_inputs():
     base = rand(64, 80)
     a_t = rand(48, 64).t()            # transposed view: op T
     a_pad = base[:, :48]              # padded rows: a leading dimension
-    b_odd = rand(48, 64)[::2, ::2]    # neither: made contiguous
+    b_odd = rand(96, 64)[::2, ::2]    # 48x32 with strides (128, 2): made contiguous
     for a in (a_t, a_pad):
         got = torch.ops.hgemm.mm(a, b_odd)
         assert rel_error(got, a.float() @ b_odd.float()) < tol(a.shape[1])
+
+
+@cuda
+def test_column_strided_views_run_through_a_copy_or_are_refused():
+    """A view with no unit stride: the operators copy it and compute the right product, with and
+    without gradients; hgemm.matmul's direct path (no gradients, any DLPack array) refuses it
+    with ValueError rather than reading it wrongly."""
+    a, b = rand(40, 64)[:, ::2], rand(3, 32, 48)[:, :, ::2]  # strides (64, 2) and (1536, 48, 2)
+    assert rel_error(torch.ops.hgemm.mm(a, b[0]), a.float() @ b[0].float()) < tol(32)
+    assert rel_error(torch.ops.hgemm.matmul(a, b), a.float() @ b.float()) < tol(32)
+    with pytest.raises(ValueError, match="contiguous"):
+        hgemm.matmul(a, b)
+    a.requires_grad_()
+    c = hgemm.matmul(a, b)
+    g = rand(*c.shape)
+    c.backward(g)
+    _, da32, _ = reference(a, b, g)
+    assert rel_error(a.grad, da32) < tol(3 * 24)
 
 
 @cuda
@@ -144,10 +348,47 @@ def test_needs_input_grad(need):
 
 
 @cuda
-def test_cuda_rejects_float32():
-    a = torch.rand(4, 4, device="cuda")
-    with pytest.raises((TypeError, RuntimeError), match="float16"):
-        torch.ops.hgemm.mm(a, a)
+def test_unsupported_dtypes_devices_and_shapes_raise_clearly():
+    a = rand(8, 8)
+    for dtype in (torch.float32, torch.bfloat16):
+        for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
+            with pytest.raises(TypeError, match="float16"):
+                op(a.to(dtype), a.to(dtype))
+        with pytest.raises(TypeError, match="float16"):
+            hgemm.matmul(a.to(dtype), a)
+        with pytest.raises(TypeError, match="float16"):
+            hgemm.nn.Linear(8, 8, device="cuda").to(dtype)(a.to(dtype))
+    for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
+        with pytest.raises(TypeError, match="CUDA"):
+            op(a, a.cpu())
+        with pytest.raises(ValueError, match="do not match"):
+            op(a, rand(9, 8))
+    with pytest.raises(ValueError, match="broadcast"):
+        torch.ops.hgemm.matmul(rand(2, 8, 8), rand(3, 8, 8))
+    with pytest.raises(ValueError, match="unknown kernel"):
+        torch.ops.hgemm.mm(a, a, kernel_id="cuda.warp_drive")
+
+
+@cuda
+def test_a_named_kernel_runs_through_the_operator():
+    a, b = rand(64, 64, requires_grad=True), rand(64, 64)
+    c = hgemm.matmul(a, b, kernel="cuda.t8x8_hfma2", accum="f16")
+    assert rel_error(c.detach(), a.detach().float() @ b.float()) < 2.0 ** -10 * (2 + 0.5 * 8)
+    with pytest.raises(ValueError, match="f32"):  # the rung has no f32 accumulation: refused, not run
+        torch.ops.hgemm.mm(a.detach(), b, kernel_id="cuda.t8x8_hfma2")
+
+
+@cuda
+def test_runs_on_the_current_torch_stream():
+    a, b = rand(4, 256, 256), rand(256, 256)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        c = torch.ops.hgemm.matmul(a, b)
+        d = torch.ops.hgemm.mm(a[0], b)
+    s.synchronize()
+    assert rel_error(c, a.float() @ b.float()) < tol(256)
+    assert rel_error(d, a[0].float() @ b.float()) < tol(256)
 
 
 @cuda
@@ -155,26 +396,109 @@ def test_torch_compile_fullgraph():
     def f(a, b):
         return hgemm.matmul(a, b) * 2
 
+    torch._dynamo.reset()
     a, b = rand(64, 32), rand(32, 16)
     got = torch.compile(f, fullgraph=True)(a, b)
     assert rel_error(got, (a.float() @ b.float()) * 2) < tol(32)
 
 
+class Block(torch.nn.Module):
+    """hgemm layers and a batched hgemm.matmul, for the compile and graph tests."""
+
+    def __init__(self, linear):
+        super().__init__()
+        self.up, self.down = linear(64, 96), linear(96, 64, bias=False)
+        self.mix = torch.nn.Parameter(torch.randn(64, 64, device="cuda", dtype=F16) / 8)
+
+    def forward(self, x):
+        return hgemm.matmul(self.down(torch.relu(self.up(x))), self.mix)
+
+
+def block_pair():
+    """The same Block computed by hgemm and by torch (float32), from the same weights."""
+    torch.manual_seed(0)
+    ours = Block(lambda i, o, bias=True: hgemm.nn.Linear(i, o, bias=bias, device="cuda")).cuda()
+    ref = Block(lambda i, o, bias=True: torch.nn.Linear(i, o, bias=bias, device="cuda")).cuda()
+    ref.load_state_dict(ours.state_dict())
+    ref.float()
+    ref.forward = lambda x: torch.matmul(ref.down(torch.relu(ref.up(x))), ref.mix)
+    return ours, ref
+
+
+def grads(model):
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+@cuda
+def test_torch_compile_fullgraph_default_mode_forward_and_backward():
+    ours, ref = block_pair()
+    torch._dynamo.reset()
+    compiled = torch.compile(ours, fullgraph=True)
+    x = rand(4, 16, 64)
+    g = rand(4, 16, 64)
+    out = compiled(x)
+    out.backward(g)
+    want = ref(x.float())
+    want.backward(g.float())
+    assert rel_error(out, want) < 4 * tol(96)  # three products, each rounded to float16
+    for name, grad in grads(ours).items():
+        assert rel_error(grad, dict(ref.named_parameters())[name].grad) < 8 * tol(4 * 16 * 96), name
+
+
+@cuda
+def test_torch_compile_reduce_overhead_replays_cuda_graphs():
+    """mode="reduce-overhead": inductor captures the hgemm operators into CUDA graphs (no
+    cudagraph skip) and each call, forward and backward, is right for its own inputs."""
+    from torch._dynamo.utils import counters
+
+    ours, ref = block_pair()
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(ours, mode="reduce-overhead", fullgraph=True)
+    for step in range(5):  # the first calls record, the later ones replay
+        torch.compiler.cudagraph_mark_step_begin()
+        for p in ours.parameters():
+            p.grad = None
+        x, g = rand(4, 16, 64), rand(4, 16, 64)
+        out = compiled(x)
+        out.backward(g)
+        got_out, got_grads = out.detach().clone(), grads(ours)
+        for p in ref.parameters():
+            p.grad = None
+        want = ref(x.float())
+        want.backward(g.float())
+        assert rel_error(got_out, want) < 4 * tol(96), step
+        for name, grad in got_grads.items():
+            assert rel_error(grad, dict(ref.named_parameters())[name].grad) < 8 * tol(4 * 16 * 96), (step, name)
+    assert counters["inductor"]["cudagraph_skips"] == 0
+
+
 @cuda
 def test_cuda_graph_capture_and_replay():
+    """Captured once, replayed with new data copied into the same inputs: each replay computes
+    from that replay's inputs (mm, a batched matmul and hgemm.nn.Linear)."""
     a, b = rand(64, 32), rand(32, 16)
+    x, w = rand(3, 64, 32), rand(32, 48)
+    layer = hgemm.nn.Linear(32, 40, device="cuda")
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        torch.ops.hgemm.mm(a, b)  # warm up outside capture
+    with torch.cuda.stream(s):  # warm up outside capture
+        torch.ops.hgemm.mm(a, b), torch.ops.hgemm.matmul(x, w), layer(x)
     torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
         c = torch.ops.hgemm.mm(a, b)
-    a.copy_(rand(64, 32))
-    g.replay()
-    torch.cuda.synchronize()
-    assert rel_error(c, a.float() @ b.float()) < tol(32)
+        d = torch.ops.hgemm.matmul(x, w)
+        e = layer(x)
+    for _ in range(2):
+        a.copy_(rand(64, 32))
+        x.copy_(rand(3, 64, 32))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_error(c, a.float() @ b.float()) < tol(32)
+        assert rel_error(d, x.float() @ w.float()) < tol(32)
+        want = x.float() @ layer.weight.float().t() + layer.bias.float()
+        assert rel_error(e, want) < 2 * tol(32)
 
 
 @cuda
@@ -184,8 +508,39 @@ def test_opcheck_cuda():
 
 
 @cuda
+@pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
+def test_opcheck_matmul_cuda(sa, sb, sc):
+    a = rand(*sa, requires_grad=True)
+    b = rand(*sb, requires_grad=True)
+    torch.library.opcheck(torch.ops.hgemm.matmul, (a, b))
+    torch.library.opcheck(torch.ops.hgemm.matmul, (a, b.mT.contiguous().mT), {"accum": "f16"})
+
+
+@cuda
 def test_no_grad_keeps_fast_path():
     a, b = rand(8, 8, requires_grad=True), rand(8, 8)
     with torch.no_grad():
         assert not hgemm.matmul(a, b).requires_grad
     assert not math.isnan(hgemm.matmul(a.detach(), b).float().sum().item())
+
+
+@cuda
+def test_matmul_fast_path_takes_batches_and_out():
+    x, w = rand(5, 33, 40), rand(40, 24)
+    out = torch.empty(5, 33, 24, device="cuda", dtype=F16)
+    assert hgemm.matmul(x, w, out=out) is out
+    assert rel_error(out, x.float() @ w.float()) < tol(40)
+    got = hgemm.matmul(w.t(), x, trans_b=True)  # 24x40 by each 40x33 (op T of x's matrices)
+    assert got.shape == (5, 24, 33) and rel_error(got, w.float().t() @ x.float().mT) < tol(40)
+
+
+@cuda
+def test_cupy_batches_if_available():
+    cupy = pytest.importorskip("cupy")
+    a = cupy.random.uniform(-1, 1, (3, 65, 33)).astype(cupy.float16)
+    b = cupy.random.uniform(-1, 1, (33, 17)).astype(cupy.float16)
+    c = hgemm.matmul(a, b)
+    assert isinstance(c, cupy.ndarray) and c.shape == (3, 65, 17)
+    want = cupy.matmul(a.astype(cupy.float64), b.astype(cupy.float64))
+    err = float(cupy.linalg.norm(c.astype(cupy.float64) - want) / cupy.linalg.norm(want))
+    assert err <= tol(33)

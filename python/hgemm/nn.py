@@ -1,0 +1,64 @@
+"""hgemm.nn: torch.nn layers computed by hgemm (float16).
+
+    import torch, hgemm.nn
+    layer = hgemm.nn.Linear(4096, 14336, device="cuda")   # float16 weight and bias
+    y = layer(x)                                           # x: (..., 4096) float16 on the GPU
+
+Importing this module imports torch (and registers torch.ops.hgemm.*).
+"""
+
+import torch
+
+from . import torch_ops
+
+__all__ = ["Linear", "linear"]
+
+F16 = torch.float16
+
+
+def _refuse_dtype(what, dtype):
+    raise TypeError(f"hgemm.nn computes in float16 only: {what} is {dtype}, which is not supported "
+                    "(convert with .half(), or pass dtype=torch.float16)")
+
+
+def linear(x, weight, bias=None):
+    """x·weightᵀ + bias, as torch.nn.functional.linear: x is (..., in_features), weight
+    out_features×in_features, bias out_features or None; all float16 on one GPU. The leading
+    dimensions of x are flattened into the rows of one product (a view when x is contiguous)."""
+    for what, t in (("the input", x), ("the weight", weight), ("the bias", bias)):
+        if t is not None and t.dtype != F16:
+            _refuse_dtype(what, t.dtype)
+    if weight.dim() != 2 or x.dim() < 1:
+        raise ValueError(f"hgemm.nn.linear takes a 2-D weight and an input of at least 1 dimension, got "
+                         f"{weight.dim()}-D and {x.dim()}-D")
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"hgemm.nn.linear: the input's last dimension is {x.shape[-1]} but the weight takes "
+                         f"{weight.shape[1]} features ({weight.shape[0]}x{weight.shape[1]})")
+    y = _linear_rows(x.reshape(-1, x.shape[-1]), weight, bias)
+    return y.view(*x.shape[:-1], weight.shape[0])
+
+
+def _linear_rows(x, weight, bias):
+    """x·weightᵀ + bias for 2-D x: the step that a fused bias (and activation) epilogue replaces."""
+    y = torch_ops.mm(x, weight.t())  # weight.t() is op T: no copy, and dW comes back row-major
+    if bias is not None:
+        y = y.add_(bias)  # in place: mm's backward does not read its output; dbias = column sum of dy
+    return y
+
+
+class Linear(torch.nn.Linear):
+    """A drop-in for torch.nn.Linear computed by hgemm: the same parameters (weight
+    out_features×in_features, bias out_features), initialisation, state_dict keys and repr, so
+    state dicts load both ways. Inputs are (..., in_features). float16 only: dtype defaults to
+    torch.float16 and other dtypes are refused; device defaults to the CPU as in torch (move the
+    layer to the GPU before calling it)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        if dtype is None:
+            dtype = F16
+        if dtype != F16:
+            _refuse_dtype("dtype", dtype)
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
+
+    def forward(self, x):
+        return linear(x, self.weight, self.bias)
