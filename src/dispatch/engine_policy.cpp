@@ -25,8 +25,9 @@ struct WholeTiles {
   int tiles = 0, slices = 0, clusters = 0;
 };
 
-WholeTiles whole_tiles(std::int64_t m, std::int64_t n, std::int64_t k, int rows, int cols, int clusters) {
-  return {static_cast<int>(tiles(m, n, rows, cols)), static_cast<int>((k + 63) / 64), clusters};
+WholeTiles whole_tiles(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, int rows, int cols,
+                       int clusters) {
+  return {static_cast<int>(tiles(m, n, rows, cols) * batch), static_cast<int>((k + 63) / 64), clusters};
 }
 
 /// Splits of K that fill the GPU when C has fewer tiles than half the clusters that fit (skinny
@@ -96,11 +97,13 @@ constexpr int kSwappedStreamKMinColumns = 32;
 
 }  // namespace
 
-EngineChoice persistent_choice(KernelShape shape, std::int64_t m, std::int64_t n, std::int64_t k, const Device& d) {
+EngineChoice persistent_choice(KernelShape shape, std::int64_t m, std::int64_t n, std::int64_t k, const Device& d,
+                               std::int64_t batch) {
   int bm = 0, bn = 0;
   engine::tile_of(shape, &bm, &bn);
   const int cluster = shape == KernelShape::Wide ? 2 : 1;
-  const WholeTiles one = whole_tiles(m, n, k, cluster * bm, bn, std::max(1, d.clusters[cluster]));
+  const WholeTiles one = whole_tiles(m, n, k, batch, cluster * bm, bn, std::max(1, d.clusters[cluster]));
+  if (one.tiles == 0) return {shape, Scheduler::WholeTiles, 1, 0};  // an empty D: nothing runs
   const bool swapped = engine::is_swapped(shape);
   if (cluster == 1 && k > 0) {
     // Cluster split-K with as many splits as fit one cluster per tile at once.
@@ -122,14 +125,15 @@ namespace {
 /// otherwise the largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only)
 /// that cuts C into at least 3/4 as many tiles as there are SMs, else the smallest.
 KernelShape tile_per_cta_shape(const Matmul& p, const Device& d) {
-  const int swapped_rows = runs_swapped(p) && p.m <= kSwappedTileMaxRows ? swapped_tile_rows(p.n, d.sms) : 0;
+  const int swapped_rows =
+      p.batch == 1 && runs_swapped(p) && p.m <= kSwappedTileMaxRows ? swapped_tile_rows(p.n, d.sms) : 0;
   if (swapped_rows == 128) return p.m <= 16 ? KernelShape::Swapped128x16 : KernelShape::Swapped128x32;
   if (swapped_rows == 64) return p.m <= 16 ? KernelShape::Swapped64x16 : KernelShape::Swapped64x32;
   const std::int64_t enough = std::max(1, d.sms * 3 / 4);
   const bool narrow_ok = p.op_b == Op::T;  // an N-major B comes in 64-wide blocks
-  if (tiles(p.m, p.n, 128, 64) >= enough) return KernelShape::Tile128x64;
-  if (tiles(p.m, p.n, 64, 64) >= enough || !narrow_ok) return KernelShape::Tile64x64;
-  if (tiles(p.m, p.n, 64, 32) >= enough) return KernelShape::Tile64x32;
+  if (tiles(p.m, p.n, 128, 64) * p.batch >= enough) return KernelShape::Tile128x64;
+  if (tiles(p.m, p.n, 64, 64) * p.batch >= enough || !narrow_ok) return KernelShape::Tile64x64;
+  if (tiles(p.m, p.n, 64, 32) * p.batch >= enough) return KernelShape::Tile64x32;
   return KernelShape::Tile64x16;
 }
 
@@ -139,11 +143,11 @@ KernelShape tile_per_cta_shape(const Matmul& p, const Device& d) {
 /// it wider); and the decode shapes it runs swapped in one wave (measured:
 /// docs/ladder.md#small-tiles, #decode-shapes).
 bool tile_per_cta_suits(const Matmul& p, const Device& d) {
-  if (runs_swapped(p) && p.m <= kSwappedTileMaxRows && swapped_tile_rows(p.n, d.sms) > 0) return true;
-  if (tiles(p.m, p.n, 128, 128) >= d.sms) return false;
+  if (p.batch == 1 && runs_swapped(p) && p.m <= kSwappedTileMaxRows && swapped_tile_rows(p.n, d.sms) > 0) return true;
+  if (tiles(p.m, p.n, 128, 128) * p.batch >= d.sms) return false;
   if (runs_swapped(p) && !(p.m > 32 && p.k <= 4096)) return false;
   const std::int64_t smallest = p.op_b == Op::N ? tiles(p.m, p.n, 64, 64) : tiles(p.m, p.n, 64, 16);
-  return smallest * 2 >= d.sms || p.k <= 8192;
+  return smallest * p.batch * 2 >= d.sms || p.k <= 8192;
 }
 
 /// M ≤ 128 (unswapped) takes single 128×128 CTAs: a pair stacked along M would leave one idle
@@ -164,10 +168,10 @@ engine::Plan plan_engine(const Matmul& p, const Device& d) {
   if (tile_per_cta_suits(p, d)) {
     choice = {tile_per_cta_shape(p, d), Scheduler::TilePerCta, 1, 0};
   } else if (!runs_swapped(p)) {
-    choice = persistent_choice(p.m <= kNarrowMaxM ? KernelShape::Narrow : KernelShape::Wide, p.m, p.n, p.k, d);
+    choice = persistent_choice(p.m <= kNarrowMaxM ? KernelShape::Narrow : KernelShape::Wide, p.m, p.n, p.k, d, p.batch);
   } else {
     const KernelShape shape = p.m <= 16 ? KernelShape::Skinny16 : p.m <= 32 ? KernelShape::Skinny32 : KernelShape::Skinny64;
-    choice = persistent_choice(shape, p.n, p.m, p.k, d);  // the swapped problem
+    choice = persistent_choice(shape, p.n, p.m, p.k, d, p.batch);  // the swapped problem
   }
   return engine::make_plan(p, d, choice);
 }

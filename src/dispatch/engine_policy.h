@@ -12,10 +12,11 @@ namespace hgemm::detail {
 /// The engine's plan for one product of p on d.
 engine::Plan plan_engine(const Matmul& p, const Device& d);
 
-/// The scheduler a persistent kernel of this shape runs the (kernel's) problem m × n × k with:
-/// cluster split-K, stream-K, split-K or whole tiles (the rules are in engine_policy.cpp).
+/// The scheduler a persistent kernel of this shape runs the (kernel's) problem m × n × k with, for
+/// a batch of `batch` products: cluster split-K, stream-K, split-K or whole tiles (the rules are
+/// in engine_policy.cpp).
 engine::EngineChoice persistent_choice(engine::KernelShape shape, std::int64_t m, std::int64_t n, std::int64_t k,
-                                       const Device& d);
+                                       const Device& d, std::int64_t batch = 1);
 
 /// Decode shapes with at most this many rows (the swapped problem's columns: one 16- or 32-wide
 /// wgmma) can run swapped on one-tile-per-CTA kernels.

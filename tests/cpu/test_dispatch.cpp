@@ -30,6 +30,7 @@ struct Row {
   std::int64_t m, n, k, ld = 0;
   std::int64_t offset = 0;  // bytes added to every pointer
   float beta = 0.f;
+  std::int64_t batch = 1;   // a strided batch, the matrices one after another
 };
 
 Matmul problem(const Row& r) {
@@ -41,6 +42,11 @@ Matmul problem(const Row& r) {
   p.ldc = p.ldd = r.ld ? r.ld : std::max<std::int64_t>(1, r.n);
   p.a = fake(1, r.offset), p.b = fake(2, r.offset), p.c = fake(3, r.offset);
   p.d = const_cast<void*>(fake(3, r.offset));
+  p.batch = r.batch;
+  if (r.batch > 1) {
+    p.stride_a = p.lda * (r.op_a == Op::N ? r.m : r.k), p.stride_b = p.ldb * (r.op_b == Op::N ? r.k : r.n);
+    p.stride_c = p.stride_d = p.ldd * r.m;
+  }
   return p;
 }
 
@@ -61,8 +67,14 @@ std::vector<Row> rows() {
     for (DataType o : {DataType::F16, DataType::BF16, DataType::F32})
       for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,16x4096x4096,4095x4097x4093"))
         add(s, Op::N, Op::T, Accum::F32, in, o);
-  for (const bench::Shape& s : bench::parse_shapes("127x129x0,1x1x1,1x4096x1,4096x1x4096,3000000000x8x8,8x8x3000000000"))
+  for (const bench::Shape& s : bench::parse_shapes("127x129x0,0x129x7,7x0x7,0x0x0,1x1x1,1x4096x1,4096x1x4096,3000000000x8x8,8x8x3000000000"))
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
+  // Strided batches (one launch on the engine).
+  for (const bench::Shape& s : bench::suite_shapes("batched"))
+    for (auto [oa, ob] : {std::pair{Op::N, Op::N}, std::pair{Op::N, Op::T}}) {
+      add(s, oa, ob, Accum::F32, DataType::F16, DataType::F16);
+      out.back().batch = s.batch;
+    }
   for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,8x4096x4096")) {
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
     out.back().offset = 2;

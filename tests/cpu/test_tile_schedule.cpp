@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -64,27 +65,29 @@ struct Piece {
 template <typename S>
 void check_coverage(const S& s, const char* what) {
   SCOPED_TRACE(what);
-  std::map<std::pair<int, int>, std::vector<Piece>> by_tile;  // (m0, n0) -> pieces
-  std::map<std::pair<int, int>, std::vector<int>> slice_count;
+  using Tile = std::tuple<int, int, int>;  // (product of the batch, m0, n0)
+  std::map<Tile, std::vector<Piece>> by_tile;
+  std::map<Tile, std::vector<int>> slice_count;
   for (int g = 0; g < s.clusters; ++g) {
     const int units = s.units(g);
     for (int i = 0; i < units; ++i) {
       const auto u = s.unit(g, i);
       ASSERT_LT(u.k_begin, u.k_end) << "empty unit, cluster " << g << " unit " << i;
       ASSERT_LE(u.k_end, s.slices);
-      auto& count = slice_count[{u.m0, u.n0}];
+      auto& count = slice_count[{u.batch, u.m0, u.n0}];
       count.resize(s.slices);
       for (int kt = u.k_begin; kt < u.k_end; ++kt) ++count[kt];
       Piece p{g, i, u.k_begin, u.k_end, {}};
       p.unit.park = u.park, p.unit.take_first = u.take_first, p.unit.take_last = u.take_last;
       p.unit.split = u.split;
-      by_tile[{u.m0, u.n0}].push_back(p);
+      by_tile[{u.batch, u.m0, u.n0}].push_back(p);
     }
   }
   ASSERT_EQ(static_cast<int>(slice_count.size()), s.tiles) << "every tile";
   for (const auto& [tile, count] : slice_count)
     for (int kt = 0; kt < s.slices; ++kt)
-      ASSERT_EQ(count[kt], 1) << "tile (" << tile.first << ", " << tile.second << ") slice " << kt;
+      ASSERT_EQ(count[kt], 1) << "tile (" << std::get<0>(tile) << ": " << std::get<1>(tile) << ", "
+                              << std::get<2>(tile) << ") slice " << kt;
   if (s.sk_slices == 0) {
     for (const auto& [tile, pieces] : by_tile)
       for (const Piece& p : pieces) EXPECT_TRUE(p.unit.park < 0 && p.unit.take_first < 0);
@@ -128,6 +131,20 @@ TEST(TileSchedule, WholeTilesAndSplitsCoverEverySliceOnce) {
   const Wide empty_k = plan<Wide>(4096, 4096, 0, kH200WideClusters);  // K = 0 never launches, but plans
   EXPECT_EQ(empty_k.splits, 1);
   EXPECT_EQ(empty_k.sk_slices, 0);
+}
+
+// A strided batch in one launch: the products' tiles one after another, each product's in
+// grouped order, under whole tiles, splits and stream-K alike.
+TEST(TileSchedule, BatchesCoverEveryProductOnce) {
+  for (int batch : {1, 3, 64, 1024})
+    for (int clusters : {1, 7, 66})
+      for (bool stream_k : {false, true}) {
+        const Wide s(300, 520, 1000, 1, clusters, stream_k && batch * 6 > clusters, batch);
+        check_coverage(s, ("wide, batch " + std::to_string(batch) + ", " + std::to_string(clusters) + " clusters").c_str());
+        EXPECT_EQ(s.tiles, 6 * batch);
+      }
+  check_coverage(Narrow(64, 64, 4000, 4, 66, false, 5), "narrow, 4 splits, batch 5");
+  check_coverage(Narrow(64, 64, 64, 1, 132, false, 1024), "1024 products of one tile");
 }
 
 // Whole tiles go to the fewest clusters that take as many rounds as all of them would.

@@ -32,6 +32,13 @@ Status supports(const Matmul& p, std::string* why) {
     *why = "the sm90 kernels need lda and ldb below 2^38";
     return Status::ProblemTooLarge;
   }
+  // A batch is a dimension of the tensor maps: strides below 2^40 bytes, products counted in int.
+  const std::int64_t most = std::int64_t(1) << 37;
+  if (p.batch > INT_MAX / 2 || (p.batch > 1 && (p.stride_a > most || p.stride_b > most || p.stride_d > most)) ||
+      ((p.m + 127) / 128) * ((p.n + 127) / 128) * p.batch > INT_MAX) {
+    *why = "the sm90 kernels need batch strides below 2^37 elements and fewer than 2^31 tiles in a batch";
+    return Status::ProblemTooLarge;
+  }
   return Status::Success;
 }
 

@@ -40,6 +40,19 @@ struct OperandTile {
     }
   }
 
+  /// As load, from matrix z of a batch (a map of rank 3: width, rows, batch).
+  __device__ static void load_batched(std::uint8_t* dst, const CUtensorMap* map, int row0, int k0, int z,
+                                      std::uint64_t* bar, int part = 0, int parts = 1, std::uint16_t mask = 0) {
+    if constexpr (!MN_MAJOR) {
+      const int rows = ROWS / parts;
+      issue_3d(dst + part * rows * kSwizzleRow, map, k0, row0 + part * rows, z, bar, mask);
+    } else {
+      const int blocks = ROWS / 64 / parts;
+      for (int j = part * blocks; j < (part + 1) * blocks; ++j)
+        issue_3d(dst + j * kBlockBytes, map, row0 + 64 * j, k0, z, bar, mask);
+    }
+  }
+
   /// How far desc(base, row, kk + 1) starts after desc(base, row, kk): K-major, the k16 step
   /// moves 32 B inside the swizzled row; MN-major, it moves 16 rows of 128 B. In bytes, and in the
   /// descriptor's 16-byte address units (desc_advanced).
@@ -63,6 +76,13 @@ struct OperandTile {
     else
       tma_load(dst, map, x, y, bar);
   }
+  __device__ static void issue_3d(std::uint8_t* dst, const CUtensorMap* map, int x, int y, int z, std::uint64_t* bar,
+                                  std::uint16_t mask) {
+    if (mask)
+      tma_load_3d_multicast(dst, map, x, y, z, bar, mask);
+    else
+      tma_load_3d(dst, map, x, y, z, bar);
+  }
 };
 
 // ------------------------------------------------------------------ shared memory
@@ -84,6 +104,17 @@ __device__ __forceinline__ void fill_slot(RingSlot<TileA, TileB>& slot, std::uin
   mbar_arrive_expect_tx(full, TileA::kBytes + TileB::kBytes);
   TileA::load(slot.a, map_a, m0, kt * BK, full);
   TileB::load(slot.b, map_b, n0, kt * BK, full, b_part, b_parts, mask);
+}
+
+/// As fill_slot, from matrix za of A's batch and zb of B's (maps of rank 3).
+template <typename TileA, typename TileB>
+__device__ __forceinline__ void fill_slot_batched(RingSlot<TileA, TileB>& slot, std::uint64_t* full,
+                                                  const CUtensorMap* map_a, const CUtensorMap* map_b, int m0, int n0,
+                                                  int kt, int za, int zb, int b_part = 0, int b_parts = 1,
+                                                  std::uint16_t mask = 0) {
+  mbar_arrive_expect_tx(full, TileA::kBytes + TileB::kBytes);
+  TileA::load_batched(slot.a, map_a, m0, kt * BK, za, full);
+  TileB::load_batched(slot.b, map_b, n0, kt * BK, zb, full, b_part, b_parts, mask);
 }
 
 /// Dynamic shared memory to ask for a layout S placed by aligned_smem: its size plus room to move

@@ -99,6 +99,27 @@ __device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap*
 #endif
 }
 
+/// The same from matrix z of a batch (a map of rank 3: width, rows, batch), plain and multicast.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, std::uint64_t* bar) {
+#ifdef HGEMM_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(shared_address(bar))
+      : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const CUtensorMap* map, int x, int y, int z,
+                                                      std::uint64_t* bar, std::uint16_t cta_mask) {
+#ifdef HGEMM_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(shared_address(bar)), "h"(cta_mask)
+      : "memory");
+#endif
+}
+
 /// Stores the box at `src` to the tensor map's coordinates (x, y); elements outside the tensor
 /// are not written. Completes asynchronously: see bulk_commit / bulk_wait_read.
 __device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int x, int y) {
@@ -106,6 +127,16 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* sr
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
                    reinterpret_cast<std::uint64_t>(map)),
                "r"(shared_address(src)), "r"(x), "r"(y)
+               : "memory");
+#endif
+}
+
+/// The same into matrix z of a batch (a map of rank 3).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int x, int y, int z) {
+#ifdef HGEMM_SM90A
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(shared_address(src)), "r"(x), "r"(y), "r"(z)
                : "memory");
 #endif
 }

@@ -26,13 +26,14 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-// One operand to copy: rows × width 16-bit values (f16 or bf16: copied as bits) from (src, ld) to (dst, dst_ld), dst_ld a multiple of
-// 8 and dst 16-byte aligned (width < 2^31).
+// One operand to copy: `batch` matrices of rows × width 16-bit values (f16 or bf16: copied as
+// bits), matrix b at src + b·stride with leading dimension ld, into dst with dst_ld a multiple of
+// 8 (dst 16-byte aligned, the matrices one after another: the copy's stride is rows · dst_ld).
 struct RepackJob {
   const __half* src;
-  std::int64_t ld;
+  std::int64_t ld, stride;
   __half* dst;
-  std::int64_t dst_ld, rows, width;
+  std::int64_t dst_ld, rows, width, batch;
 };
 constexpr int kRepackRowsPerBlock = 8, kRepackMaxRowBlocks = 32767;  // two jobs within gridDim.y ≤ 65535
 
@@ -68,13 +69,14 @@ __global__ void repack_kernel(RepackJob a, RepackJob b, unsigned a_row_blocks, u
   const __half* const src0 = in_a ? a.src : b.src;
   __half* const dst0 = in_a ? a.dst : b.dst;
   const std::int64_t ld = in_a ? a.ld : b.ld, dst_ld = in_a ? a.dst_ld : b.dst_ld, rows = in_a ? a.rows : b.rows;
+  const std::int64_t stride = in_a ? a.stride : b.stride, all_rows = rows * (in_a ? a.batch : b.batch);
   const int width = static_cast<int>(in_a ? a.width : b.width);
   const unsigned row_blocks = in_a ? a_row_blocks : b_row_blocks;
   const unsigned row_block = in_a ? blockIdx.y : blockIdx.y - a_row_blocks;
   const std::int64_t groups = dst_ld / 8;
-  for (std::int64_t r = std::int64_t(row_block) * kRepackRowsPerBlock + threadIdx.y; r < rows;
+  for (std::int64_t r = std::int64_t(row_block) * kRepackRowsPerBlock + threadIdx.y; r < all_rows;
        r += std::int64_t(row_blocks) * kRepackRowsPerBlock) {
-    const __half* src = src0 + r * ld;
+    const __half* src = src0 + r / rows * stride + r % rows * ld;
     __half* dst = dst0 + r * dst_ld;
     for (std::int64_t g = std::int64_t(blockIdx.x) * 32 + threadIdx.x; g < groups; g += std::int64_t(gridDim.x) * 32)
       *reinterpret_cast<uint4*>(dst + g * 8) = load_row_halves8(src, static_cast<int>(g * 8), width);
@@ -87,19 +89,25 @@ CUtensorMapDataType tma_type(DataType t) {
                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }
 
+// A 128B-swizzled map with a box_w × box_h (× 1) box: of a row-major rows × width matrix (rank
+// 2), or of `batch` of them `stride` elements apart (rank 3; a stride of 0, one matrix repeated,
+// is a batch of 1 that the kernels address at z = 0).
 Status encode_box(CUtensorMap* map, const void* ptr, DataType type, std::int64_t width, std::int64_t rows,
-                  std::int64_t ld, int box_w, int box_h, std::string* message) {
+                  std::int64_t ld, int box_w, int box_h, int rank, std::int64_t batch, std::int64_t stride,
+                  std::string* message) {
   auto encoder = tensor_map_encoder();
   if (!encoder) {
     *message = "the CUDA driver has no cuTensorMapEncodeTiled (driver too old for TMA)";
     return Status::CudaError;
   }
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(width), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * static_cast<cuuint64_t>(data_type_size(type))};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_w), static_cast<cuuint32_t>(box_h)};
-  const cuuint32_t unit[2] = {1, 1};
-  CUresult r = encoder(map, tma_type(type), 2, const_cast<void*>(ptr), dims, strides, box, unit,
-                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+  const std::int64_t size = data_type_size(type);
+  if (stride == 0 || batch == 1) batch = 1, stride = ((rows * ld * size + 15) / 16 * 16) / size;  // never stepped over
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(width), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld * size), static_cast<cuuint64_t>(stride * size)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_w), static_cast<cuuint32_t>(box_h), 1};
+  const cuuint32_t unit[3] = {1, 1, 1};
+  CUresult r = encoder(map, tma_type(type), static_cast<cuuint32_t>(rank), const_cast<void*>(ptr), dims, strides, box,
+                       unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     *message = "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r));
@@ -114,6 +122,10 @@ bool tma_readable(const void* ptr, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 8 == 0;
 }
 
+bool tma_readable(const StoredOperand& op) {
+  return tma_readable(op.ptr, op.ld) && (op.batch <= 1 || op.stride % 8 == 0);
+}
+
 Status make_tma_readable(StoredOperand* a, StoredOperand* b, StreamWorkspace& workspace, cudaStream_t stream,
                          std::string* message) {
   RepackJob jobs[2] = {};
@@ -122,18 +134,20 @@ Status make_tma_readable(StoredOperand* a, StoredOperand* b, StreamWorkspace& wo
   StoredOperand* ops[2] = {a, b};
   for (int i = 0; i < 2; ++i) {
     StoredOperand* op = ops[i];
-    if (tma_readable(op->ptr, op->ld) || op->rows == 0) continue;
-    const std::int64_t dst_ld = (op->width + 7) / 8 * 8;
+    if (tma_readable(*op) || op->rows == 0) continue;
+    const std::int64_t dst_ld = (op->width + 7) / 8 * 8, batch = op->stride == 0 ? 1 : op->batch;
     void* dst = nullptr;
-    if (Status s = workspace.allocate(static_cast<std::size_t>(op->rows * dst_ld) * sizeof(__half), &dst, message);
+    if (Status s = workspace.allocate(static_cast<std::size_t>(batch * op->rows * dst_ld) * sizeof(__half), &dst, message);
         s != Status::Success)
       return s;
-    jobs[i] = {static_cast<const __half*>(op->ptr), op->ld, static_cast<__half*>(dst), dst_ld, op->rows, op->width};
-    row_blocks[i] = static_cast<unsigned>(
-        std::min<std::int64_t>((op->rows + kRepackRowsPerBlock - 1) / kRepackRowsPerBlock, kRepackMaxRowBlocks));
+    jobs[i] = {static_cast<const __half*>(op->ptr), op->ld, op->stride, static_cast<__half*>(dst), dst_ld, op->rows,
+               op->width, batch};
+    row_blocks[i] = static_cast<unsigned>(std::min<std::int64_t>(
+        (batch * op->rows + kRepackRowsPerBlock - 1) / kRepackRowsPerBlock, kRepackMaxRowBlocks));
     groups = std::max(groups, dst_ld / 8);
     op->ptr = dst;
     op->ld = dst_ld;
+    if (op->stride != 0) op->stride = op->rows * dst_ld;
   }
   if (row_blocks[0] + row_blocks[1] == 0) return Status::Success;
   const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((groups + 31) / 32, 64)), row_blocks[0] + row_blocks[1]);
@@ -142,12 +156,24 @@ Status make_tma_readable(StoredOperand* a, StoredOperand* b, StreamWorkspace& wo
 }
 
 Status encode_operand_map(CUtensorMap* map, const StoredOperand& op, bool mn_major, int rows, std::string* message) {
-  return encode_box(map, op.ptr, op.type, op.width, op.rows, op.ld, 64, mn_major ? BK : rows, message);
+  return encode_box(map, op.ptr, op.type, op.width, op.rows, op.ld, 64, mn_major ? BK : rows, 2, 1, 0, message);
+}
+
+Status encode_batched_operand_map(CUtensorMap* map, const StoredOperand& op, bool mn_major, int rows,
+                                  std::string* message) {
+  return encode_box(map, op.ptr, op.type, op.width, op.rows, op.ld, 64, mn_major ? BK : rows, 3, op.batch, op.stride,
+                    message);
 }
 
 Status encode_store_map(CUtensorMap* map, void* ptr, DataType type, std::int64_t width, std::int64_t rows,
                         std::int64_t ld, int box_w, int box_h, std::string* message) {
-  return encode_box(map, ptr, type, width, rows, ld, box_w, box_h, message);
+  return encode_box(map, ptr, type, width, rows, ld, box_w, box_h, 2, 1, 0, message);
+}
+
+Status encode_batched_store_map(CUtensorMap* map, void* ptr, DataType type, std::int64_t width, std::int64_t rows,
+                                std::int64_t ld, std::int64_t batch, std::int64_t stride, int box_w, int box_h,
+                                std::string* message) {
+  return encode_box(map, ptr, type, width, rows, ld, box_w, box_h, 3, batch, stride, message);
 }
 
 }  // namespace hgemm::detail::sm90

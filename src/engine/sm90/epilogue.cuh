@@ -123,16 +123,16 @@ struct StagedEpilogue {
 
   struct Pending {
     PackedC<kDeferred> c;
-    int m0, n0;
+    int m0, n0, z;       // z: the product of the batch
     int next = kChunks;  // the next chunk to store; kChunks: none pending
   };
 
   /// Stages one chunk through buffer `buffer` of this consumer and stores it by TMA at column
-  /// `col` of D, warp by warp: a warp writes only its own 16 rows (the wgmma fragment's rows), so
+  /// `col` of product z of D, warp by warp: a warp writes only its own 16 rows (the wgmma fragment's rows), so
   /// each warp syncs and stores alone (measured: docs/ladder.md#persistent-epilogue).
   template <typename Stage>
   static __device__ __forceinline__ void store_chunk(std::uint8_t (&buffers)[2][kCChunkBytes], int buffer,
-                                                     const CUtensorMap* map_d, int col, int m0, Stage&& stage) {
+                                                     const CUtensorMap* map_d, int col, int m0, int z, Stage&& stage) {
     const int warp = threadIdx.x % 128 / 32;
     const bool issuer = threadIdx.x % 32 == 0;
     std::uint8_t* chunk = buffers[buffer];
@@ -142,7 +142,7 @@ struct StagedEpilogue {
     fence_proxy_async();
     __syncwarp();
     if (issuer) {
-      tma_store(map_d, chunk + warp * kCStoreRows * kSwizzleRow, col, m0 + warp * kCStoreRows);
+      tma_store_3d(map_d, chunk + warp * kCStoreRows * kSwizzleRow, col, m0 + warp * kCStoreRows, z);
       bulk_commit();
     }
   }
@@ -151,35 +151,36 @@ struct StagedEpilogue {
   /// `pending`. SCALED = false when alpha = 1: the pairs are only rounded.
   template <typename Out, bool SCALED, int... J>
   static __device__ void store_tile16(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_d,
-                                      const Reg* acc, int m0, int n0, float alpha, Pending& pending,
+                                      const Reg* acc, int m0, int n0, int z, float alpha, Pending& pending,
                                       std::integer_sequence<int, J...>) {
-    (store_chunk(buffers, J % 2, map_d, n0 + J * kCChunkCols, m0,
+    (store_chunk(buffers, J % 2, map_d, n0 + J * kCChunkCols, m0, z,
                  [&](std::uint8_t* chunk) { stage_c_chunk<BN, Out, SCALED>(chunk, acc, J, alpha); }),
      ...);
     pack_c<kEager, Out, SCALED>(pending.c, acc, alpha);
-    pending.m0 = m0, pending.n0 = n0, pending.next = kEager;
+    pending.m0 = m0, pending.n0 = n0, pending.z = z, pending.next = kEager;
   }
 
   /// f32 D: every 32-column chunk at once (nothing deferred: floats do not pack).
   template <int... J>
   static __device__ void store_tile32(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_d,
-                                      const Reg* acc, int m0, int n0, float alpha, std::integer_sequence<int, J...>) {
-    (store_chunk(buffers, J % 2, map_d, n0 + J * kF32ChunkCols, m0,
+                                      const Reg* acc, int m0, int n0, int z, float alpha,
+                                      std::integer_sequence<int, J...>) {
+    (store_chunk(buffers, J % 2, map_d, n0 + J * kF32ChunkCols, m0, z,
                  [&](std::uint8_t* chunk) { stage_f32_chunk<J>(chunk, acc, alpha); }),
      ...);
   }
 
   static __device__ void store_tile(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_d,
-                                    const Reg* acc, int m0, int n0, const Output& o, Pending& pending) {
+                                    const Reg* acc, int m0, int n0, int z, const Output& o, Pending& pending) {
     constexpr auto eager = std::make_integer_sequence<int, kEager>();
     if (o.d_type == DataType::F32)
-      store_tile32(buffers, map_d, acc, m0, n0, o.alpha, std::make_integer_sequence<int, BN / kF32ChunkCols>());
+      store_tile32(buffers, map_d, acc, m0, n0, z, o.alpha, std::make_integer_sequence<int, BN / kF32ChunkCols>());
     else if (o.d_type == DataType::BF16)
-      o.alpha == 1.f ? store_tile16<__nv_bfloat16, false>(buffers, map_d, acc, m0, n0, o.alpha, pending, eager)
-                     : store_tile16<__nv_bfloat16, true>(buffers, map_d, acc, m0, n0, o.alpha, pending, eager);
+      o.alpha == 1.f ? store_tile16<__nv_bfloat16, false>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager)
+                     : store_tile16<__nv_bfloat16, true>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager);
     else
-      o.alpha == 1.f ? store_tile16<__half, false>(buffers, map_d, acc, m0, n0, o.alpha, pending, eager)
-                     : store_tile16<__half, true>(buffers, map_d, acc, m0, n0, o.alpha, pending, eager);
+      o.alpha == 1.f ? store_tile16<__half, false>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager)
+                     : store_tile16<__half, true>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager);
   }
 
   /// Stores the next pending chunk, if any (the chunk index must be a compile-time constant for
@@ -188,7 +189,7 @@ struct StagedEpilogue {
   static __device__ void store_next_chunk(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_d,
                                           Pending& pending, std::integer_sequence<int, J...>) {
     ((pending.next == kEager + J
-          ? store_chunk(buffers, (kEager + J) % 2, map_d, pending.n0 + (kEager + J) * kCChunkCols, pending.m0,
+          ? store_chunk(buffers, (kEager + J) % 2, map_d, pending.n0 + (kEager + J) * kCChunkCols, pending.m0, pending.z,
                         [&](std::uint8_t* chunk) { stage_packed_chunk<J>(chunk, pending.c); })
           : void()),
      ...);

@@ -112,12 +112,13 @@ __device__ __forceinline__ void stage_accumulators(float* tile, int row0, const 
 /// (stage_accumulators, then a cluster_sync). Split `rank` writes rows [rank·ROWS/splits,
 /// (rank+1)·ROWS/splits) of the tile: each element is the sum of the splits' values in split
 /// order (the same sum whatever the timing), then alpha and beta, then D. `thread` of `threads`
-/// share the work, a float4 each. TRANSPOSED: p is the swapped problem, and (r, c) of its tile
+/// share the work, a float4 each, writing `out` (the tile's product of the batch). TRANSPOSED: p is the swapped problem, and (r, c) of its tile
 /// goes to D(c, r); consecutive threads then take consecutive rows, which are D's contiguous
 /// columns.
 template <int ROWS, int N, bool TRANSPOSED>
-__device__ __forceinline__ void add_staged_splits(const KernelParams& p, const float* tile, std::int64_t m0,
-                                                  std::int64_t n0, int rank, int splits, int thread, int threads) {
+__device__ __forceinline__ void add_staged_splits(const KernelParams& p, const Output& out, const float* tile,
+                                                  std::int64_t m0, std::int64_t n0, int rank, int splits, int thread,
+                                                  int threads) {
   constexpr int kUnits = N / 4;
   const int first = rank * ROWS / splits, rows = (rank + 1) * ROWS / splits - first;
   for (int i = thread; i < rows * kUnits; i += threads) {
@@ -136,9 +137,9 @@ __device__ __forceinline__ void add_staged_splits(const KernelParams& p, const f
     if constexpr (TRANSPOSED) {
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        if (col + k < p.n) store_element(p.out, col + k, row, v[k]);
+        if (col + k < p.n) store_element(out, col + k, row, v[k]);
     } else {
-      store_run<4>(p.out, row, col, v);
+      store_run<4>(out, row, col, v);
     }
   }
 }

@@ -30,13 +30,15 @@ struct KernelOperands {
 /// The kernel's operands: p's own, or for the swapped problem (C^T = op(B)^T·op(A)^T, op(A) = N)
 /// B as the kernel's A (MN-major when op(B) = N) and A as its K-major B.
 KernelOperands kernel_operands(const Matmul& p, bool swapped) {
-  const sm90::StoredOperand a{p.a, p.a_type, p.lda, p.op_a == Op::N ? p.m : p.k, p.op_a == Op::N ? p.k : p.m};
-  const sm90::StoredOperand b{p.b, p.b_type, p.ldb, p.op_b == Op::N ? p.k : p.n, p.op_b == Op::N ? p.n : p.k};
+  const sm90::StoredOperand a{p.a, p.a_type, p.lda, p.op_a == Op::N ? p.m : p.k, p.op_a == Op::N ? p.k : p.m, p.batch,
+                              p.stride_a};
+  const sm90::StoredOperand b{p.b, p.b_type, p.ldb, p.op_b == Op::N ? p.k : p.n, p.op_b == Op::N ? p.n : p.k, p.batch,
+                              p.stride_b};
   if (swapped) return {b, a, p.op_b == Op::N, false};
   return {a, b, p.op_a == Op::T, p.op_b == Op::N};
 }
 
-Status launch_product(const Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message) {
+Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message) {
   StreamWorkspace workspace(stream);
   KernelLaunch l;
   KernelOperands ops = kernel_operands(p, plan.swapped);
@@ -44,18 +46,23 @@ Status launch_product(const Plan& plan, const Matmul& p, cudaStream_t stream, st
   // B is split between a cluster's CTAs along M, each loading its share and multicasting it.
   const int b_rows = is_persistent(plan.choice.shape) ? plan.bn / (plan.choice.shape == KernelShape::Wide ? 2 : 1)
                                                       : plan.bn;
-  if (Status s = sm90::encode_operand_map(&l.map_a, ops.a, ops.a_mn, plan.bm, message); s != Status::Success) return s;
-  if (Status s = sm90::encode_operand_map(&l.map_b, ops.b, ops.b_mn, b_rows, message); s != Status::Success) return s;
+  if (Status s = sm90::encode_batched_operand_map(&l.map_a, ops.a, ops.a_mn, plan.bm, message); s != Status::Success)
+    return s;
+  if (Status s = sm90::encode_batched_operand_map(&l.map_b, ops.b, ops.b_mn, b_rows, message); s != Status::Success)
+    return s;
   if (plan.store == StorePath::Tma) {
     const int cols = p.d_type == DataType::F32 ? kF32ChunkCols : sm90::kCChunkCols;
-    if (Status s = sm90::encode_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, cols, sm90::kCStoreRows, message);
+    if (Status s = sm90::encode_batched_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, p.batch, p.stride_d, cols,
+                                                  sm90::kCStoreRows, message);
         s != Status::Success)
       return s;
   }
   KernelParams& k = l.params;
   k.m = plan.m, k.n = plan.n, k.k = plan.k;
+  k.batch = static_cast<int>(p.batch);
+  k.a_steps = ops.a.stride != 0, k.b_steps = ops.b.stride != 0;
   k.out = {p.d, p.ldd, p.c_read() ? p.c : nullptr, p.ldc, p.m, p.n, p.alpha, p.c_read() ? p.beta : 0.f,
-           p.d_type, p.c_type};
+           p.d_type, p.c_type, p.stride_d, p.stride_c};
   k.store = plan.store;
   k.splits = plan.splits;
   k.cluster_splits = plan.choice.scheduler == Scheduler::ClusterSplitK ? plan.splits : 1;
@@ -101,12 +108,7 @@ Status launch(const Plan& plan, const Matmul& p, cudaStream_t stream, std::strin
     return scale_matrices(c, p.c_read() ? p.beta : 0.f, {p.d, p.d_type, p.ldd, p.stride_d}, p.m, p.n, p.batch, stream,
                           message);
   }
-  for (std::int64_t i = 0; i < p.batch; ++i)
-    if (Status s = launch_product(plan, p.product(i), stream, message); s != Status::Success) {
-      if (p.batch > 1) *message = "batch entry " + std::to_string(i) + ": " + *message;
-      return s;
-    }
-  return Status::Success;
+  return launch_batch(plan, p, stream, message);
 }
 
 }  // namespace hgemm::detail::engine

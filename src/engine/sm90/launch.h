@@ -13,7 +13,7 @@
 
 namespace hgemm::detail::engine {
 
-/// Runs p (each product of its batch in turn) as `plan` says, on `stream`.
+/// Runs p (every product of its batch, in one launch) as `plan` says, on `stream`.
 Status launch(const Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message);
 
 /// One kernel launch as the per-kernel launchers (kernels_*.cu) receive it.

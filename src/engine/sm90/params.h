@@ -4,12 +4,15 @@
 
 #include <cstdint>
 
+#include "common/host_device.h"
+
 #include "hgemm/hgemm.h"
 
 namespace hgemm::detail::engine {
 
-/// D = alpha·acc + beta·C, in D's own orientation: m × n, row-major. A kernel that runs the
-/// swapped problem writes its element (r, c) to D(c, r).
+/// D = alpha·acc + beta·C, in D's own orientation: m × n, row-major; for a batch, matrix b of D
+/// and of C stride_d and stride_c elements on. A kernel that runs the swapped problem writes its
+/// element (r, c) to D(c, r).
 struct Output {
   void* d = nullptr;
   std::int64_t ldd = 0;
@@ -18,6 +21,15 @@ struct Output {
   std::int64_t m = 0, n = 0;
   float alpha = 1.f, beta = 0.f;
   DataType d_type = DataType::F16, c_type = DataType::F16;
+  std::int64_t stride_d = 0, stride_c = 0;
+
+  /// The output of product b of the batch.
+  HGEMM_HOST_DEVICE Output of_product(int b) const {
+    Output o = *this;
+    o.d = static_cast<char*>(d) + b * stride_d * data_type_size(d_type);
+    if (c) o.c = static_cast<const char*>(c) + b * stride_c * data_type_size(c_type);
+    return o;
+  }
 };
 
 /// Consumer warpgroups of a persistent CTA (each owns 64 rows of the 128-row tile).
@@ -43,9 +55,11 @@ struct StreamKHandover {
 
 struct KernelParams {
   std::int64_t m = 0, n = 0, k = 0;  ///< the problem the kernel runs (the swapped one if so)
+  int batch = 1;                     ///< products of a strided batch, one launch for all
+  int a_steps = 1, b_steps = 1;      ///< whether the kernel's A and B step with the batch (0: one shared matrix)
   Output out;
   StorePath store = StorePath::Registers;
-  float* partials = nullptr;  ///< StorePath::Partials: splits × m × n floats
+  float* partials = nullptr;  ///< StorePath::Partials: splits × batch × m × n floats
   int splits = 1;             ///< splits of K of the schedule
   int cluster_splits = 1;     ///< > 1: the splits of a tile are a cluster's CTAs, added in DSMEM
   StreamKHandover stream_k;   ///< on when parked is set

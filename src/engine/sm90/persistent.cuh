@@ -51,8 +51,8 @@ struct PersistentKernel {
     named_barrier_sync(kConsumersBarrier, CONSUMERS * 128);  // both consumers' wgmmas are done with the ring
     stage_accumulators<BN>(tile, 64 * consumer, acc);
     cluster_sync();
-    add_staged_splits<BM, BN, C::SWAPPED>(p, tile, u.m0, u.n0, u.split, p.cluster_splits, threadIdx.x - 128,
-                                          CONSUMERS * 128);
+    add_staged_splits<BM, BN, C::SWAPPED>(p, p.out.of_product(u.batch), tile, u.m0, u.n0, u.split, p.cluster_splits,
+                                          threadIdx.x - 128, CONSUMERS * 128);
   }
 
   /// The stream-K parking slot of one consumer of one CTA of cluster g.
@@ -62,16 +62,17 @@ struct PersistentKernel {
   static __device__ void store(Smem& s, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
                                const Reg (&acc)[kRegs], int m0, int n0, int consumer, typename Staged::Pending& pending) {
     if (p.store == StorePath::Partials) {
-      store_partials<BN>(p.m, p.n, p.partials + u.split * p.m * p.n, m0, n0, acc);
+      const std::int64_t slice = static_cast<std::int64_t>(u.split) * p.batch + u.batch;  // [split][product][m][n]
+      store_partials<BN>(p.m, p.n, p.partials + slice * p.m * p.n, m0, n0, acc);
     } else if constexpr (C::SWAPPED) {
-      store_accumulators_transposed<BN>(p.out, p.m, m0, n0, acc);
+      store_accumulators_transposed<BN>(p.out.of_product(u.batch), p.m, m0, n0, acc);
     } else {
       if (p.store == StorePath::Tma)
-        Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, p.out, pending);
+        Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, u.batch, p.out, pending);
       else if (p.store == StorePath::StagedRows)
-        Staged::store_rows(s.c_chunk[consumer], p.out, acc, m0, n0, 1 + consumer);
+        Staged::store_rows(s.c_chunk[consumer], p.out.of_product(u.batch), acc, m0, n0, 1 + consumer);
       else
-        store_accumulators<BN>(p.out, m0, n0, acc);
+        store_accumulators<BN>(p.out.of_product(u.batch), m0, n0, acc);
     }
   }
 
@@ -130,7 +131,7 @@ struct PersistentKernel {
     // CLUSTER = 1 has its splits along the cluster instead, and takes them from the schedule).
     const int warpgroup = __shfl_sync(0xffffffff, static_cast<int>(threadIdx.x / 128), 0);
     const int rank = CLUSTER > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
-    const Schedule sched(p.m, p.n, p.k, p.splits, gridDim.x / CLUSTER, C::STREAM_K);
+    const Schedule sched(p.m, p.n, p.k, p.splits, gridDim.x / CLUSTER, C::STREAM_K, p.batch);
 
     if (threadIdx.x == 0) {
       prefetch_tensor_map(&map_a);
@@ -141,7 +142,7 @@ struct PersistentKernel {
     cluster_sync();  // every CTA's barriers exist before any multicast or remote arrival
     if (warpgroup == 0) {
       release_registers<PRODUCER_REGS>();
-      if (threadIdx.x == 0) Loop::produce(s, sched, &map_a, &map_b, rank);
+      if (threadIdx.x == 0) Loop::produce(s, sched, &map_a, &map_b, rank, p.a_steps, p.b_steps);
       if (adds_splits_in_cluster(p)) cluster_sync();  // add_splits_in_cluster's
     } else {
       claim_registers<CONSUMER_REGS>();

@@ -16,12 +16,14 @@ bool tma_readable(const void* ptr, std::int64_t ld, int elem_bytes) {
 }
 
 // Where the epilogue of a persistent, unswapped kernel writes D: by TMA when beta does not read C
-// and D is 16-byte aligned with rows and N in whole 16-byte units (TMA clips a ragged N only to
-// whole units), staged rows for another 16-bit D with beta = 0, else from registers.
+// and D is 16-byte aligned with rows, N and the batch stride in whole 16-byte units (TMA clips a
+// ragged N only to whole units), staged rows for another 16-bit D with beta = 0, else from
+// registers.
 StorePath store_path(const Matmul& p) {
   if (p.c_read()) return StorePath::Registers;
   const int size = data_type_size(p.d_type);
-  if (tma_readable(p.d, p.ldd, size) && (p.n * size) % 16 == 0) return StorePath::Tma;
+  if (tma_readable(p.d, p.ldd, size) && (p.n * size) % 16 == 0 && (p.batch == 1 || (p.stride_d * size) % 16 == 0))
+    return StorePath::Tma;
   return size == 2 ? StorePath::StagedRows : StorePath::Registers;
 }
 
@@ -108,14 +110,15 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
   plan.choice = choice;
   plan.swapped = is_swapped(choice.shape);
   plan.m = plan.swapped ? p.n : p.m, plan.n = plan.swapped ? p.m : p.n, plan.k = p.k;
+  plan.batch = p.batch;
   tile_of(choice.shape, &plan.bm, &plan.bn);
   const std::int64_t slices = ceil_div(plan.k, kBK);
   if (!is_persistent(choice.shape)) {
-    plan.grid = static_cast<unsigned>(ceil_div(plan.m, plan.bm) * ceil_div(plan.n, plan.bn));
+    plan.grid = static_cast<unsigned>(ceil_div(plan.m, plan.bm) * ceil_div(plan.n, plan.bn) * p.batch);
     plan.clusters = static_cast<int>(plan.grid);
   } else {
     const int rows = (choice.shape == KernelShape::Wide ? 2 : 1) * kBM;  // a cluster tile's rows
-    const std::int64_t tiles = ceil_div(plan.m, rows) * ceil_div(plan.n, plan.bn);
+    const std::int64_t tiles = ceil_div(plan.m, rows) * ceil_div(plan.n, plan.bn) * p.batch;
     // Splits as the schedule normalises them: none empty, K = 0 one.
     const std::int64_t wanted = choice.scheduler == Scheduler::SplitK || choice.scheduler == Scheduler::ClusterSplitK
                                     ? choice.splits
@@ -144,7 +147,7 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
     plan.store = store_path(p);
   // Workspace.
   if (plan.store == StorePath::Partials)
-    plan.partials_bytes = static_cast<std::size_t>(plan.splits) * plan.m * plan.n * sizeof(float);
+    plan.partials_bytes = static_cast<std::size_t>(plan.splits) * p.batch * plan.m * plan.n * sizeof(float);
   if (choice.scheduler == Scheduler::StreamK) {
     const std::size_t slots = static_cast<std::size_t>(plan.clusters) * plan.cluster * kConsumerWarpgroups;
     const std::size_t words = p.accum == Accum::F16 ? plan.bn / 4 : plan.bn / 2;  // accumulator registers
@@ -154,24 +157,27 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
   const void* ka = plan.swapped ? p.b : p.a;
   const void* kb = plan.swapped ? p.a : p.b;
   const std::int64_t lda = plan.swapped ? p.ldb : p.lda, ldb = plan.swapped ? p.lda : p.ldb;
-  auto copy_bytes = [&](const void* ptr, std::int64_t ld, std::int64_t rows, std::int64_t width, bool* repack) {
-    *repack = !tma_readable(ptr, ld, 2) && rows > 0;
-    return *repack ? static_cast<std::size_t>(rows * ceil_div(width, 8) * 8 * 2) : std::size_t(0);
+  const std::int64_t ka_stride = plan.swapped ? p.stride_b : p.stride_a, kb_stride = plan.swapped ? p.stride_a : p.stride_b;
+  auto copy_bytes = [&](const void* ptr, std::int64_t ld, std::int64_t stride, std::int64_t rows, std::int64_t width,
+                        bool* repack) {
+    const std::int64_t copies = stride == 0 ? 1 : p.batch;
+    *repack = rows > 0 && !(tma_readable(ptr, ld, 2) && (copies == 1 || stride % 8 == 0));
+    return *repack ? static_cast<std::size_t>(copies * rows * ceil_div(width, 8) * 8 * 2) : std::size_t(0);
   };
   // Stored shapes: A is M×K (op N) or K×M (op T), B K×N (op N) or N×K (op T), of p.
   const std::int64_t pa_rows = p.op_a == Op::N ? p.m : p.k, pa_width = p.op_a == Op::N ? p.k : p.m;
   const std::int64_t pb_rows = p.op_b == Op::N ? p.k : p.n, pb_width = p.op_b == Op::N ? p.n : p.k;
-  const std::size_t a_copy = copy_bytes(ka, lda, plan.swapped ? pb_rows : pa_rows, plan.swapped ? pb_width : pa_width,
-                                        &plan.repack_a);
-  const std::size_t b_copy = copy_bytes(kb, ldb, plan.swapped ? pa_rows : pb_rows, plan.swapped ? pa_width : pb_width,
-                                        &plan.repack_b);
+  const std::size_t a_copy = copy_bytes(ka, lda, ka_stride, plan.swapped ? pb_rows : pa_rows,
+                                        plan.swapped ? pb_width : pa_width, &plan.repack_a);
+  const std::size_t b_copy = copy_bytes(kb, ldb, kb_stride, plan.swapped ? pa_rows : pb_rows,
+                                        plan.swapped ? pa_width : pb_width, &plan.repack_b);
   plan.repack_bytes = p.k > 0 ? a_copy + b_copy : 0;
   if (p.k == 0) plan.repack_a = plan.repack_b = false;
   return plan;
 }
 
 std::string describe(const Plan& plan) {
-  char text[256];
+  char text[320];
   const EngineChoice& c = plan.choice;
   std::string scheduler = scheduler_name(c.scheduler);
   if (c.scheduler == Scheduler::SplitK || c.scheduler == Scheduler::ClusterSplitK)
@@ -179,6 +185,7 @@ std::string describe(const Plan& plan) {
   std::snprintf(text, sizeof text, "%s, %s, %u CTAs, %s", shape_name(c.shape), scheduler.c_str(), plan.grid,
                 store_name(plan.store));
   std::string out = text;
+  if (plan.batch > 1) out += ", batch of " + std::to_string(plan.batch) + " in one launch";
   if (plan.repack_a || plan.repack_b)
     out += std::string(", repack") + (plan.repack_a ? " A" : "") + (plan.repack_b ? " B" : "");
   if (plan.workspace_bytes() > 0) out += ", workspace " + std::to_string((plan.workspace_bytes() + 1023) / 1024) + " KiB";

@@ -51,6 +51,7 @@ struct Plan {
   EngineChoice choice;
   bool swapped = false;          ///< the kernel runs C^T = op(B)^T·op(A)^T and writes D transposed
   std::int64_t m = 0, n = 0, k = 0;  ///< the problem the kernel runs
+  std::int64_t batch = 1;            ///< products of a strided batch, all in the one launch
   int bm = 0, bn = 0;            ///< its tile (per CTA)
   int cluster = 1;               ///< CTAs per cluster
   int clusters = 0;              ///< clusters in the grid
@@ -71,7 +72,7 @@ bool is_persistent(KernelShape s);
 /// Its tile: rows and columns of the problem it runs, per CTA.
 void tile_of(KernelShape s, int* bm, int* bn);
 
-/// The rest of the plan for one product of p (batch entries share it) on d under `choice`.
+/// The rest of the plan for p (every product of its batch in one launch) on d under `choice`.
 Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice);
 
 /// One line: kernel, scheduler, grid, store path, workspace.

@@ -13,9 +13,9 @@
 namespace hgemm::detail::engine {
 
 /// Cluster g of the G in the grid takes units g, g + G, g + 2G, … where unit L is split L % splits
-/// of tile L / splits (ROWS×COLS of C per cluster, in grouped order: GROUP tile-rows at a time,
-/// column after column, so the tiles in flight share rows of A and columns of B in L2); a split
-/// covers `per_split` slices of BK values of K.
+/// of tile L / splits (ROWS×COLS of C per cluster, the batch's products one after another, each
+/// in grouped order: GROUP tile-rows at a time, column after column, so the tiles in flight share
+/// rows of A and columns of B in L2); a split covers `per_split` slices of BK values of K.
 ///
 /// Stream-K (only with splits = 1): whole tiles go out that way for `dp_rounds` rounds; the tiles
 /// left — the last round's R tiles, or when R < G/2 those and one more round — are laid end to
@@ -30,15 +30,16 @@ namespace hgemm::detail::engine {
 /// owner may wait for many clusters: the grid is sized to what fits at once.
 template <int ROWS, int COLS, int GROUP, int BK>
 struct TileSchedule {
-  int tile_rows, tiles_n, tiles, slices, per_split, splits, total;
+  int tile_rows, tiles_n, per_product, tiles, slices, per_split, splits, total;
   int clusters, dp_rounds;  // dp_rounds: whole tiles per cluster before its stream-K run
   int sk_slices;            // slices cut into runs (0: no stream-K)
 
   HGEMM_HOST_DEVICE TileSchedule(std::int64_t m, std::int64_t n, std::int64_t k, int wanted_splits, int clusters,
-                                 bool stream_k)
+                                 bool stream_k, int batch = 1)
       : tile_rows(static_cast<int>((m + ROWS - 1) / ROWS)),
         tiles_n(static_cast<int>((n + COLS - 1) / COLS)),
-        tiles(tile_rows * tiles_n),
+        per_product(tile_rows * tiles_n),
+        tiles(per_product * batch),
         slices(static_cast<int>((k + BK - 1) / BK)),
         per_split(slices > 0 ? (slices + wanted_splits - 1) / wanted_splits : 1),
         splits(slices > 0 ? (slices + per_split - 1) / per_split : 1),  // no empty split (K = 0: one)
@@ -49,6 +50,7 @@ struct TileSchedule {
 
   struct Unit {
     int m0, n0, split, k_begin, k_end;    // the tile's first row and column; k in slices
+    int batch = 0;                        // the product of the batch it belongs to
     int park = -1;                        // stream-K: park the sums in this cluster's slot, write no C
     int take_first = -1, take_last = -1;  // stream-K: add the sums these clusters parked, then write C
   };
@@ -97,9 +99,11 @@ struct TileSchedule {
   HGEMM_HOST_DEVICE Unit grid_unit(int L) const {
     const int tile = L / splits, split = L % splits;
     int row = 0, col = 0;
-    sm90::grouped_tile<GROUP>(tile, tile_rows, tiles_n, &row, &col);
+    sm90::grouped_tile<GROUP>(tile % per_product, tile_rows, tiles_n, &row, &col);
     const int k_end = (split + 1) * per_split;
-    return {row * ROWS, col * COLS, split, split * per_split, k_end < slices ? k_end : slices};
+    Unit u{row * ROWS, col * COLS, split, split * per_split, k_end < slices ? k_end : slices};
+    u.batch = tile / per_product;
+    return u;
   }
 };
 

@@ -9,7 +9,7 @@
 
 namespace hgemm::detail::engine {
 
-/// Adds p.splits slices of p.m × p.n partial sums (p.partials) and writes D through p.out
+/// Adds p.splits slices of p.batch × p.m × p.n partial sums (p.partials) and writes D through p.out
 /// (transposed: the kernel ran the swapped problem, whose (r, c) is D(c, r)). The order of the
 /// additions is fixed (deterministic): split order, or with more than 8 splits, every 8th split
 /// in order by each of 8 warps and the 8 sums in warp order. Launched early (programmatic

@@ -67,17 +67,17 @@ struct OneWarpgroupKernel {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
   static __device__ void refill(Smem& s, const CUtensorMap* map_a, const CUtensorMap* map_b, int slice, int m0,
-                                int n0) {
+                                int n0, int za, int zb) {
     const int slot = slice % STAGES;
-    fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, slice);
+    fill_slot_batched(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, slice, za, zb);
   }
 
   /// The producer warp's loop (one thread): each slot refilled as soon as it is released.
   static __device__ void produce(Smem& s, const CUtensorMap* map_a, const CUtensorMap* map_b, int slices, int m0,
-                                 int n0) {
+                                 int n0, int za, int zb) {
     for (int kt = 0; kt < slices; ++kt) {
       mbar_wait(&s.empty[kt % STAGES], ((kt / STAGES) & 1) ^ 1);  // passes at once on the first round
-      refill(s, map_a, map_b, kt, m0, n0);
+      refill(s, map_a, map_b, kt, m0, n0, za, zb);
     }
   }
 
@@ -85,18 +85,21 @@ struct OneWarpgroupKernel {
   /// of C) consecutive CTAs go down a column: they run side by side and load the same B slices,
   /// so a slice read from DRAM serves the whole column from L2 while it is there. Many tile rows
   /// keep the row-by-row order, which is faster there (measured: docs/ladder.md#small-tiles).
-  static __device__ std::pair<int, int> tile_origin(const KernelParams& p) {
+  static __device__ std::pair<int, int> tile_origin(const KernelParams& p, int tile) {
     const int tiles_m = static_cast<int>((p.m + BM - 1) / BM), tiles_n = static_cast<int>((p.n + BN - 1) / BN);
-    if (tiles_m <= kColumnOrderMaxTileRows)
-      return {static_cast<int>(blockIdx.x % tiles_m) * BM, static_cast<int>(blockIdx.x / tiles_m) * BN};
-    return {static_cast<int>(blockIdx.x / tiles_n) * BM, static_cast<int>(blockIdx.x % tiles_n) * BN};
+    if (tiles_m <= kColumnOrderMaxTileRows) return {tile % tiles_m * BM, tile / tiles_m * BN};
+    return {tile / tiles_n * BM, tile % tiles_n * BN};
   }
 
   static __device__ __forceinline__ void run(const KernelParams& p, const CUtensorMap& map_a,
                                              const CUtensorMap& map_b, const CUtensorMap& /*map_d*/) {
     Smem& s = aligned_smem<Smem>();
     const int tid = threadIdx.x, lane = tid % 32;
-    const auto [m0, n0] = tile_origin(p);
+    // A batch's products one after another, each its tiles.
+    const int per_product = static_cast<int>(((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN));
+    const int product = static_cast<int>(blockIdx.x) / per_product;
+    const auto [m0, n0] = tile_origin(p, static_cast<int>(blockIdx.x) % per_product);
+    const int za = product * p.a_steps, zb = product * p.b_steps;
     const int slices = static_cast<int>((p.k + BK - 1) / BK);
 
     if (tid == 0) {
@@ -106,11 +109,11 @@ struct OneWarpgroupKernel {
     __syncthreads();
     if constexpr (PRODUCER_WARP) {
       if (tid / 32 == WARPS) {
-        if (lane == 0) produce(s, &map_a, &map_b, slices, m0, n0);
+        if (lane == 0) produce(s, &map_a, &map_b, slices, m0, n0, za, zb);
         return;
       }
     } else if (tid == 0) {
-      for (int i = 0; i < STAGES && i < slices; ++i) refill(s, &map_a, &map_b, i, m0, n0);
+      for (int i = 0; i < STAGES && i < slices; ++i) refill(s, &map_a, &map_b, i, m0, n0, za, zb);
     }
 
     typename Mma::Reg acc[kSubTiles][Mma::kRegs];  // rows 64h .. 64h + 63 of the tile
@@ -134,7 +137,7 @@ struct OneWarpgroupKernel {
         if (lane == 0) mbar_arrive(&s.empty[done_slot]);
         if (!PRODUCER_WARP && tid == 0 && done + STAGES < slices) {
           mbar_wait(&s.empty[done_slot], (done / STAGES) & 1);
-          refill(s, &map_a, &map_b, done + STAGES, m0, n0);
+          refill(s, &map_a, &map_b, done + STAGES, m0, n0, za, zb);
         }
       }
     }
@@ -143,9 +146,9 @@ struct OneWarpgroupKernel {
     for (int h = 0; h < kSubTiles; ++h) {
       fence_accumulators(acc[h]);
       if constexpr (T::TRANSPOSED_C)
-        store_accumulators_transposed<BN>(p.out, p.m, m0 + 64 * h, n0, acc[h]);
+        store_accumulators_transposed<BN>(p.out.of_product(product), p.m, m0 + 64 * h, n0, acc[h]);
       else
-        store_accumulators<BN>(p.out, m0 + 64 * h, n0, acc[h]);
+        store_accumulators<BN>(p.out.of_product(product), m0 + 64 * h, n0, acc[h]);
     }
   }
 };
