@@ -74,12 +74,13 @@ def _matmul_shape(a, b, accum, kernel):
 # of what a small product costs.
 
 def _view(t):
-    """The native view of t (see hgemm._torch_view), after a contiguous copy when one of its
-    matrices is neither row-major with a leading dimension nor a transposed view of one (the
-    layouts the library reads in place, with any batch stride)."""
+    """(the tensor read, its native view (see hgemm._torch_view)): t itself, or a contiguous copy
+    when one of its matrices is neither row-major with a leading dimension nor a transposed view of
+    one (the layouts the library reads in place, with any batch stride). The caller keeps the
+    tensor until the launch is enqueued: a copy freed before then could become the output."""
     shape, stride = t.shape, t.stride()
     if len(shape) != 2 and len(shape) != 3:
-        return _torch_view(torch, t)  # raises the ValueError naming the dimensions
+        return t, _torch_view(torch, t)  # raises the ValueError naming the dimensions
     rows, cols = shape[-2], shape[-1]
     s0, s1 = stride[-2], stride[-1]
     if not (((s1 == 1 or cols <= 1) and (rows <= 1 or s0 >= cols))
@@ -88,8 +89,8 @@ def _view(t):
         stride = t.stride()
         s0, s1 = stride[-2], stride[-1]
     if len(shape) == 2:
-        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True)
-    return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True, shape[0], stride[0])
+        return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True)
+    return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True, shape[0], stride[0])
 
 
 def _launch(va, vb, shape, accum, kernel):
@@ -108,13 +109,16 @@ def _mm_cuda(a, b, *, accum="f32", kernel_id="auto"):
     _check_args("mm", a, b, accum, kernel_id)
     if a.dim() != 2 or b.dim() != 2:
         _mm_shape(a, b, accum, kernel_id)  # raises the error naming the dimensions
-    va, vb = _view(a), _view(b)
+    a, va = _view(a)
+    b, vb = _view(b)
     return _launch(va, vb, (va[1], vb[2]), accum, kernel_id)
 
 
 def _matmul_cuda(a, b, *, accum="f32", kernel_id="auto"):
     shape = _matmul_shape(a, b, accum, kernel_id)
-    return _launch(_view(a), _view(b), shape, accum, kernel_id)
+    a, va = _view(a)
+    b, vb = _view(b)
+    return _launch(va, vb, shape, accum, kernel_id)
 
 
 def _refuse_cpu(name):
