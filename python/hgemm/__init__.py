@@ -1,11 +1,13 @@
-"""hgemm: half-precision matrix multiply kernels on any DLPack GPU array.
+"""hgemm: 16-bit matrix multiply kernels on any DLPack GPU array.
 
     import torch, hgemm
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     c = hgemm.matmul(a, b)                       # fp32 accumulation, kernel "auto"
     hgemm.matmul(a.T, b, out=c, kernel="cuda.t8x8_hfma2", accum="f16")  # a.T: no copy, op T
+    d = hgemm.matmul(a.bfloat16(), b.bfloat16(), out_dtype="f32")      # bfloat16 in, float32 out
 
+a and b are float16 or bfloat16 (one dtype for both), out float16, bfloat16 or float32.
 Arrays are used where they lie: a row-major array with a padded row (stride > width) is a
 leading dimension, a transposed view is op T, and 3-D arrays are batches of matrices with
 torch.matmul's broadcasting. torch and cupy inputs get a new array of their own kind when `out` is
@@ -48,18 +50,65 @@ def _torch():
     return sys.modules.get("torch")
 
 
-def _torch_view(torch, t):
-    """(data_ptr, rows, cols, stride0, stride1, device, is_float16) of a 2-D torch tensor, plus
+# out_dtype's spellings, and the dtypes' names in numpy, cupy and torch (less "torch.").
+_DTYPE_NAMES = {"f16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16",
+                "f32": "float32", "float32": "float32"}
+
+
+def _dtype_name(dtype):
+    """"float16", "bfloat16" or "float32" for a dtype given as one of the strings "f16", "bf16",
+    "f32", "float16", "bfloat16", "float32", or as a torch, numpy or cupy dtype; else TypeError."""
+    key = dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None) or str(dtype)
+    name = _DTYPE_NAMES.get(key[6:] if key.startswith("torch.") else key)
+    if name is None:
+        raise TypeError(f"out_dtype must be float16, bfloat16 or float32 (as a dtype, or one of 'f16', 'bf16', "
+                        f"'f32', 'float16', 'bfloat16', 'float32'), got {dtype!r}")
+    return name
+
+
+def _dtype_message(name, dtype):
+    """The TypeError text for an array of a dtype the library has no type for (as the native layer's)."""
+    allowed = "float16, bfloat16 or float32" if name == "out" else "float16 or bfloat16"
+    return f"{name} must have dtype {allowed} ({str(dtype).replace('torch.', '')} given)"
+
+
+_TORCH_CODE = {}  # torch dtype -> the dtype code of a native view (hgemm::DataType)
+_TORCH_OUT = {}   # out_dtype as given -> the torch dtype
+
+
+def _torch_codes(torch):
+    _TORCH_CODE.update({torch.float16: 0, torch.bfloat16: 1, torch.float32: 2})
+    return _TORCH_CODE
+
+
+def _torch_dtype(torch, dtype):
+    """The torch dtype of an out_dtype (a torch dtype, or a name _dtype_name takes)."""
+    if isinstance(dtype, torch.dtype) and dtype in (_TORCH_CODE or _torch_codes(torch)):
+        return dtype
+    known = _TORCH_OUT.get(dtype) if isinstance(dtype, str) else None
+    if known is None:
+        known = getattr(torch, _dtype_name(dtype))
+        if isinstance(dtype, str):
+            _TORCH_OUT[dtype] = known
+    return known
+
+
+def _torch_view(torch, t, name):
+    """(data_ptr, rows, cols, stride0, stride1, device, dtype code) of a 2-D torch tensor, plus
     (batch, batch stride) of a 3-D one: the fast path, which skips building a DLPack capsule per
-    array per call."""
+    array per call. The code is 0, 1, 2 for float16, bfloat16, float32; another dtype is a
+    TypeError naming `name` (which of a, b and out it is)."""
+    code = (_TORCH_CODE or _torch_codes(torch)).get(t.dtype)
+    if code is None:
+        raise TypeError(_dtype_message(name, t.dtype))
     if t.dim() == 2:
         rows, cols = t.shape
         s0, s1 = t.stride()
-        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), t.dtype is torch.float16)
+        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), code)
     if t.dim() == 3:
         batch, rows, cols = t.shape
         sb, s0, s1 = t.stride()
-        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), t.dtype is torch.float16, batch, sb)
+        return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), code, batch, sb)
     raise ValueError(f"hgemm.matmul takes 2-D or 3-D tensors, got {t.dim()}-D")
 
 
@@ -86,18 +135,34 @@ def _default_stream(x):
     return 0
 
 
-def _new_like(x, shape):
+def _new_like(x, shape, dtype):
+    """A new array of x's framework on x's device, of out_dtype `dtype` (None: x's dtype)."""
     fw = _framework(x)
     if fw == "torch":
         import torch
 
-        return torch.empty(shape, dtype=torch.float16, device=x.device)
+        return torch.empty(shape, dtype=x.dtype if dtype is None else _torch_dtype(torch, dtype), device=x.device)
     if fw == "cupy":
         import cupy
 
+        name = None if dtype is None else _dtype_name(dtype)
+        if name == "bfloat16":
+            raise TypeError("cupy has no bfloat16 arrays: out_dtype must be float16 or float32 with cupy")
         with x.device:
-            return cupy.empty(shape, dtype=cupy.float16)
+            return cupy.empty(shape, dtype=x.dtype if name is None else name)
     raise TypeError(f"hgemm.matmul cannot allocate a {type(x).__name__} array: pass out=")
+
+
+def _check_out_dtype(out, dtype):
+    """TypeError unless the given out has out_dtype `dtype` (an out of a dtype no name is found for
+    is left to the native layer, whose message names it)."""
+    want = _dtype_name(dtype)
+    try:
+        got = _dtype_name(getattr(out, "dtype", None))
+    except TypeError:
+        return
+    if got != want:
+        raise TypeError(f"out has dtype {got} but out_dtype is {want}: give one, or both alike")
 
 
 def _shape(x, name):
@@ -134,19 +199,24 @@ def _check_kernel(kernel):
         raise ValueError(f"unknown kernel {kernel!r}: see hgemm.kernels()")
 
 
-def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", trans_a=False, trans_b=False,
-           stream=None):
+def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", trans_a=False,
+           trans_b=False, stream=None):
     """out = alpha · op(a) · op(b) + beta · out, with op(x) = x.T when trans_x, else x.
 
-    a, b, out: float16 GPU arrays (anything with __dlpack__), 2-D, or 3-D batches of matrices with
-    torch.matmul's broadcasting (a 2-D operand, or a batch of one, is used for every product; out is
-    batch×M×N). Returns out (a new array of a's framework when out is None; beta must then be 0).
-    accum: "f32" (default) or "f16". kernel: an id from kernels() or "auto". stream: a cudaStream_t
-    as an int; default: the current stream of a's framework (torch, cupy), else the default stream.
+    a, b: GPU arrays (anything with __dlpack__), both float16 or both bfloat16; out: float16,
+    bfloat16 or float32. Each is 2-D, or a 3-D batch of matrices with torch.matmul's broadcasting
+    (a 2-D operand, or a batch of one, is used for every product; out is batch×M×N). Returns out: a
+    new array of a's framework when out is None (beta must then be 0), of dtype out_dtype, default
+    a's dtype. out_dtype: a torch/numpy/cupy dtype or "f16", "bf16", "f32", "float16", "bfloat16",
+    "float32" (cupy has no bfloat16); with out given it must name out's dtype. accum: "f32"
+    (default) or "f16" (float16 a, b and out only). kernel: an id from kernels() or "auto" (the
+    ladder's rungs take float16 only). stream: a cudaStream_t as an int; default: the current
+    stream of a's framework (torch, cupy), else the default stream.
     torch tensors that need grad, tensor subclasses and calls under torch.compile go through
-    torch.ops.hgemm.mm / hgemm.matmul (autograd, tracing), which take only a, b, accum and kernel.
-    Raises TypeError (not an array, wrong dtype, not on a GPU), ValueError (shapes, strides,
-    unknown or unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors).
+    torch.ops.hgemm.mm / hgemm.matmul (autograd, tracing), which take only a, b, out_dtype, accum
+    and kernel. Raises TypeError (not an array, a dtype or dtype combination not supported, not on
+    a GPU), ValueError (shapes, strides, unknown or unsupported kernel, arguments the library
+    refuses), RuntimeError (CUDA errors).
     """
     if accum != "f32" and accum != "f16":
         raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
@@ -157,22 +227,24 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", t
         plain = _PLAIN or _plain_types(torch)
         if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
                 or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
-            return _matmul_op(a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
+            return _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream)
         if out is None or type(out) is torch.Tensor:
-            return _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream)
+            return _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream)
     shape = _out_shape(_shape(a, "a"), _shape(b, "b"), trans_a, trans_b)
     if out is None:
         if beta != 0:
             raise ValueError("beta != 0 reads out: pass out=")
-        out = _new_like(a, shape)
+        out = _new_like(a, shape, out_dtype)
+    elif out_dtype is not None:
+        _check_out_dtype(out, out_dtype)
     if stream is None:
         stream = _default_stream(a)
     _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
     return out
 
 
-def _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream):
-    va, vb = _torch_view(torch, a), _torch_view(torch, b)
+def _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream):
+    va, vb = _torch_view(torch, a, "a"), _torch_view(torch, b, "b")
     if out is None:
         if beta != 0:
             raise ValueError("beta != 0 reads out: pass out=")
@@ -180,10 +252,13 @@ def _matmul_torch(torch, a, b, out, alpha, beta, accum, kernel, trans_a, trans_b
             shape = (va[2] if trans_a else va[1], vb[1] if trans_b else vb[2])
         else:
             shape = _out_shape(a.shape, b.shape, trans_a, trans_b)
-        out = torch.empty(shape, dtype=torch.float16, device=a.device)
+        out = torch.empty(shape, dtype=a.dtype if out_dtype is None else _torch_dtype(torch, out_dtype),
+                          device=a.device)
+    elif out_dtype is not None:
+        _check_out_dtype(out, out_dtype)
     if stream is None:
         stream = _torch_stream(torch, va[5]) if va[5] >= 0 else 0
-    _gemm_views(va, vb, _torch_view(torch, out), float(alpha), float(beta), accum, kernel, bool(trans_a),
+    _gemm_views(va, vb, _torch_view(torch, out, "out"), float(alpha), float(beta), accum, kernel, bool(trans_a),
                 bool(trans_b), int(stream))
     return out
 
@@ -197,15 +272,18 @@ def _plain_types(torch):
     return _PLAIN
 
 
-def _matmul_op(a, b, out, alpha, beta, accum, kernel, trans_a, trans_b, stream):
+def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream):
     """Through torch.ops.hgemm.mm (2-D) or hgemm.matmul (batched): only the plain product."""
     if out is not None or alpha != 1 or beta != 0 or trans_a or trans_b or stream is not None:
         raise ValueError("hgemm.matmul with tensors that require grad (or under torch.compile) takes only "
-                         "a, b, accum and kernel: out=, alpha, beta, trans_a, trans_b and stream would drop "
-                         "the gradient (use a.T for op T, or run under torch.no_grad())")
+                         "a, b, out_dtype, accum and kernel: out=, alpha, beta, trans_a, trans_b and stream "
+                         "would drop the gradient (use a.T for op T, or run under torch.no_grad())")
     ops = _OPS.get("ops")
     if ops is None:
         from . import torch_ops
 
         ops = _OPS["ops"] = (torch_ops.mm, torch_ops.matmul)
-    return ops[0 if a.dim() == 2 and b.dim() == 2 else 1](a, b, accum=accum, kernel_id=kernel)
+    op = ops[0 if a.dim() == 2 and b.dim() == 2 else 1]
+    if out_dtype is None:
+        return op(a, b, accum=accum, kernel_id=kernel)
+    return op(a, b, accum=accum, kernel_id=kernel, out_dtype=_torch_dtype(torch, out_dtype))

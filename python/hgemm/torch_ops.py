@@ -28,6 +28,7 @@ from ._hgemm import gemm_views as _gemm_views
 __all__ = ["mm", "matmul"]
 
 F16 = torch.float16
+F16_CODE = 0  # float16's dtype code in a native view
 
 _lib = torch.library.Library("hgemm", "DEF")
 _lib.define('mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor')
@@ -80,7 +81,7 @@ def _view(t):
     tensor until the launch is enqueued: a copy freed before then could become the output."""
     shape, stride = t.shape, t.stride()
     if len(shape) != 2 and len(shape) != 3:
-        return t, _torch_view(torch, t)  # raises the ValueError naming the dimensions
+        return t, _torch_view(torch, t, "a")  # raises the ValueError naming the dimensions
     rows, cols = shape[-2], shape[-1]
     s0, s1 = stride[-2], stride[-1]
     if not (((s1 == 1 or cols <= 1) and (rows <= 1 or s0 >= cols))
@@ -89,15 +90,15 @@ def _view(t):
         stride = t.stride()
         s0, s1 = stride[-2], stride[-1]
     if len(shape) == 2:
-        return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True)
-    return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), True, shape[0], stride[0])
+        return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), F16_CODE)
+    return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), F16_CODE, shape[0], stride[0])
 
 
 def _launch(va, vb, shape, accum, kernel):
     device = va[5]
     out = torch.empty(shape, dtype=F16, device=device if device >= 0 else "cpu")
     rows, cols = shape[-2], shape[-1]
-    vo = (out.data_ptr(), rows, cols, cols, 1, device, True)
+    vo = (out.data_ptr(), rows, cols, cols, 1, device, F16_CODE)
     if len(shape) == 3:
         vo += (shape[0], rows * cols)
     # torch's current stream of a's device: what CUDA-graph capture and torch.cuda.stream(...) expect.

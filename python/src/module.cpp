@@ -1,7 +1,7 @@
-// The Python extension module hgemm._hgemm: hgemm::gemm and hgemm::gemm_strided_batched over any
-// DLPack array (torch, cupy, jax, numpy for the error paths). Arrays are used in place: strides give
-// the leading dimension, a transposed view becomes op T and a batch stride of 0 repeats a matrix,
-// without a copy. python/hgemm/__init__.py wraps this.
+// The Python extension module hgemm._hgemm: the typed hgemm::matmul over any DLPack array (torch,
+// cupy, jax, numpy for the error paths). Arrays are used in place: strides give the leading
+// dimension, a transposed view becomes op T and a batch stride of 0 repeats a matrix, without a
+// copy; each array's dtype is its operand's DataType. python/hgemm/__init__.py wraps this.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hgemm/hgemm.h"
 
@@ -21,7 +23,40 @@ namespace {
 using Array = nb::ndarray<nb::ro>;
 using MutArray = nb::ndarray<>;
 
-// What gemm needs to know of one 2-D array or 3-D batch of matrices, whether it came through DLPack
+// View::type of an array whose dtype the library has no DataType for.
+constexpr int kNoType = -1;
+
+// The name Python (numpy, torch, cupy) gives each DataType.
+const char* python_type_name(hgemm::DataType t) {
+  switch (t) {
+    case hgemm::DataType::F16: return "float16";
+    case hgemm::DataType::BF16: return "bfloat16";
+    case hgemm::DataType::F32: return "float32";
+  }
+  return "unknown";
+}
+
+// "float64", "int32", "bool", ...: the dtype of an array the library cannot take, for the error.
+std::string dlpack_type_name(const nb::dlpack::dtype& t) {
+  using Code = nb::dlpack::dtype_code;
+  const char* kind = nullptr;
+  switch (static_cast<Code>(t.code)) {
+    case Code::Int: kind = "int"; break;
+    case Code::UInt: kind = "uint"; break;
+    case Code::Float: kind = "float"; break;
+    case Code::Bfloat: kind = "bfloat"; break;
+    case Code::Complex: kind = "complex"; break;
+    case Code::Bool: kind = "bool"; break;
+    default: break;
+  }
+  std::string name = !kind ? "DLPack type code " + std::to_string(t.code) + " of " + std::to_string(t.bits) + " bits"
+                     : static_cast<Code>(t.code) == Code::Bool ? std::string(kind)
+                                                                : kind + std::to_string(t.bits);
+  if (t.lanes != 1) name += " in vectors of " + std::to_string(t.lanes);
+  return name;
+}
+
+// What matmul needs to know of one 2-D array or 3-D batch of matrices, whether it came through DLPack
 // or as plain numbers from the torch fast path (python/hgemm/__init__.py). A 2-D array is a batch of
 // one with batch stride 0.
 struct View {
@@ -29,11 +64,13 @@ struct View {
   std::uintptr_t data = 0;
   std::int64_t ndim = 2, rows = 0, cols = 0, s0 = 0, s1 = 0;  // one matrix: shape and strides in elements
   std::int64_t batch = 1, sb = 0;                             // the batch dimension of a 3-D array
-  bool is_half = false;
+  int type = kNoType;  // a hgemm::DataType, or kNoType
   bool on_gpu = false;
   int device = -1;
   std::string dtype_text;  // for the error message
   std::string where_text;
+
+  hgemm::DataType data_type() const { return static_cast<hgemm::DataType>(type); }
 };
 
 template <typename Arr>
@@ -47,8 +84,13 @@ View view_of(const Arr& a, const char* name) {
     if (v.ndim == 3) v.batch = a.shape(0), v.sb = a.stride(0);
   }
   const nb::dlpack::dtype t = a.dtype();
-  v.is_half = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) && t.bits == 16 && t.lanes == 1;
-  v.dtype_text = "DLPack type code " + std::to_string(t.code) + ", " + std::to_string(t.bits) + " bits";
+  const bool is_float = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) && t.lanes == 1;
+  const bool is_bfloat = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat) && t.lanes == 1;
+  v.type = is_float && t.bits == 16   ? static_cast<int>(hgemm::DataType::F16)
+           : is_bfloat && t.bits == 16 ? static_cast<int>(hgemm::DataType::BF16)
+           : is_float && t.bits == 32  ? static_cast<int>(hgemm::DataType::F32)
+                                       : kNoType;
+  v.dtype_text = v.type == kNoType ? dlpack_type_name(t) : python_type_name(v.data_type());
   const int type = a.device_type();
   v.on_gpu = type == nb::device::cuda::value || type == nb::device::cuda_managed::value;
   v.where_text = "DLPack device type " + std::to_string(type);
@@ -57,8 +99,9 @@ View view_of(const Arr& a, const char* name) {
   return v;
 }
 
-// (data_ptr, rows, cols, stride0, stride1, device or -1 for the CPU, is_float16) from Python, and
-// for a 3-D array two more: (batch, batch stride).
+// (data_ptr, rows, cols, stride0, stride1, device or -1 for the CPU, dtype code: 0 float16,
+// 1 bfloat16, 2 float32 as in hgemm::DataType) from Python, and for a 3-D array two more: (batch,
+// batch stride). Python maps other dtypes to a TypeError before calling.
 View view_of_numbers(const nb::tuple& t, const char* name) {
   if (t.size() != 7 && t.size() != 9) throw nb::type_error("internal: a view is 7 numbers, or 9 for a batch");
   View v;
@@ -68,8 +111,10 @@ View view_of_numbers(const nb::tuple& t, const char* name) {
   v.s0 = nb::cast<std::int64_t>(t[3]), v.s1 = nb::cast<std::int64_t>(t[4]);
   v.device = nb::cast<int>(t[5]);
   v.on_gpu = v.device >= 0;
-  v.is_half = nb::cast<bool>(t[6]);
-  v.dtype_text = "a dtype other than float16";
+  v.type = nb::cast<int>(t[6]);
+  if (v.type < 0 || v.type > static_cast<int>(hgemm::DataType::F32))
+    throw nb::type_error("internal: a view's dtype code is 0 (float16), 1 (bfloat16) or 2 (float32)");
+  v.dtype_text = python_type_name(v.data_type());
   v.where_text = "the CPU";
   if (t.size() == 9) v.ndim = 3, v.batch = nb::cast<std::int64_t>(t[7]), v.sb = nb::cast<std::int64_t>(t[8]);
   return v;
@@ -82,13 +127,30 @@ struct Layout {
   std::int64_t ld;
 };
 
-void check_matrices_half(const View& v) {
+void check_matrices(const View& v) {
   if (v.ndim != 2 && v.ndim != 3)
     throw nb::value_error(
         (std::string(v.name) + " must be 2-D or 3-D (a batch of matrices), got " + std::to_string(v.ndim) + "-D")
             .c_str());
-  if (!v.is_half)
-    throw nb::type_error((std::string(v.name) + " must have dtype float16 (" + v.dtype_text + " given)").c_str());
+}
+
+// A and B: f16 or bf16, both the same; out (C and D): f16, bf16 or f32; f16 accumulation only with
+// all three f16. The library refuses the same with Status::UnsupportedType; checked here so that the
+// message names the arrays, and so that describe_gemm refuses what matmul would.
+void check_types(const View& a, const View& b, const View& out, hgemm::Accum accum) {
+  for (const View* v : {&a, &b})
+    if (v->type != static_cast<int>(hgemm::DataType::F16) && v->type != static_cast<int>(hgemm::DataType::BF16))
+      throw nb::type_error(
+          (std::string(v->name) + " must have dtype float16 or bfloat16 (" + v->dtype_text + " given)").c_str());
+  if (a.type != b.type)
+    throw nb::type_error(("a is " + a.dtype_text + " but b is " + b.dtype_text + ": both must have one dtype").c_str());
+  if (out.type == kNoType)
+    throw nb::type_error(("out must have dtype float16, bfloat16 or float32 (" + out.dtype_text + " given)").c_str());
+  const int f16 = static_cast<int>(hgemm::DataType::F16);
+  if (accum == hgemm::Accum::F16 && (a.type != f16 || out.type != f16))
+    throw nb::type_error(("accum='f16' needs float16 a, b and out (a and b are " + a.dtype_text + ", out is " +
+                          out.dtype_text + "); use accum='f32'")
+                             .c_str());
 }
 
 Layout layout_of(const View& v) {
@@ -124,19 +186,18 @@ void raise_status(hgemm::Status s) {
     case hgemm::Status::CudaError:
     case hgemm::Status::CublasError:
       throw std::runtime_error(text);
+    case hgemm::Status::UnsupportedType:  // a dtype, or a kernel named for a dtype it does not take
+      throw nb::type_error(text.c_str());
     default:
       throw nb::value_error(text.c_str());
   }
 }
 
-// Everything gemm or gemm_strided_batched needs, worked out from the arrays. batch = 1 is one gemm.
+// The library call worked out from the arrays: out is both C and D (updated in place, read when
+// beta ≠ 0), and `device` is the GPU the arrays are on. alpha and beta are set per call.
 struct Call {
-  hgemm::Op op_a, op_b;
-  std::int64_t m, n, k, lda, ldb, ldc;
-  const __half *a, *b;
-  __half* c;
-  int device;
-  std::int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  hgemm::MatmulArgs args;
+  int device = -1;
 };
 
 std::string dims(const View& v) {
@@ -155,8 +216,10 @@ std::int64_t batch_stride(const View& v) {
 // Batches follow torch.matmul's broadcasting: a 2-D operand, or a batch of one, is used for every
 // product; otherwise a's and b's batch sizes must be equal. out is 2-D when a and b are, else
 // batch×M×N.
-Call prepare(const View& a, const View& b, const View& out, bool trans_a, bool trans_b, bool need_gpu = true) {
-  for (const View* v : {&a, &b, &out}) check_matrices_half(*v);
+Call prepare(const View& a, const View& b, const View& out, bool trans_a, bool trans_b, hgemm::Accum accum,
+             bool need_gpu = true) {
+  for (const View* v : {&a, &b, &out}) check_matrices(*v);
+  check_types(a, b, out, accum);
   const std::int64_t m = trans_a ? a.cols : a.rows, k = trans_a ? a.rows : a.cols;
   const std::int64_t kb = trans_b ? b.cols : b.rows, n = trans_b ? b.rows : b.cols;
   if (k != kb)
@@ -175,102 +238,120 @@ Call prepare(const View& a, const View& b, const View& out, bool trans_a, bool t
                            std::to_string(m) + "x" + std::to_string(n) + ", got " + dims(out))
                               .c_str());
   const Layout la = layout_of(a), lb = layout_of(b), lc = layout_of(out);
-  Call call{trans_a ? flip(la.op) : la.op, trans_b ? flip(lb.op) : lb.op, m, n, k, la.ld, lb.ld, lc.ld,
-            reinterpret_cast<const __half*>(a.data), reinterpret_cast<const __half*>(b.data),
-            reinterpret_cast<__half*>(out.data), a.device, batch, batch_stride(a), batch_stride(b),
-            batch > 1 ? batch_stride(out) : 0};
+  Call call;
+  call.device = a.device;
+  hgemm::MatmulArgs& x = call.args;
+  x.op_a = trans_a ? flip(la.op) : la.op, x.op_b = trans_b ? flip(lb.op) : lb.op;
+  x.m = m, x.n = n, x.k = k;
+  x.a = reinterpret_cast<const void*>(a.data), x.lda = la.ld, x.a_type = a.data_type();
+  x.b = reinterpret_cast<const void*>(b.data), x.ldb = lb.ld, x.b_type = b.data_type();
+  x.d = reinterpret_cast<void*>(out.data), x.ldd = lc.ld, x.d_type = out.data_type();
+  x.batch = batch, x.stride_a = batch_stride(a), x.stride_b = batch_stride(b);
+  x.stride_d = batch > 1 ? batch_stride(out) : 0;
   if (need_gpu) {
     for (const View* v : {&a, &b, &out}) check_cuda(*v);
     if (a.device != b.device || a.device != out.device) throw nb::value_error("a, b and out must be on the same GPU");
   }
   if (lc.op == hgemm::Op::T) {
     // out is a transposed view: compute outᵀ = op(b)ᵀ·op(a)ᵀ into its row-major storage.
-    call = Call{flip(call.op_b), flip(call.op_a), n, m, k, lb.ld, la.ld, lc.ld, call.b, call.a, call.c, call.device,
-                batch, call.stride_b, call.stride_a, call.stride_c};
+    const hgemm::Op op_a = x.op_a;
+    x.op_a = flip(x.op_b), x.op_b = flip(op_a);
+    std::swap(x.m, x.n);
+    std::swap(x.a, x.b), std::swap(x.lda, x.ldb), std::swap(x.a_type, x.b_type), std::swap(x.stride_a, x.stride_b);
   }
-  // One B for every product, and the A and C matrices stacked one under the other (a contiguous
+  // One B for every product, and the A and out matrices stacked one under the other (a contiguous
   // batch, say): the batch is a single (batch·M)×K by K×N product, one launch instead of `batch`.
-  if (call.batch > 1 && call.stride_b == 0 && call.op_a == hgemm::Op::N && call.stride_a == call.m * call.lda &&
-      call.stride_c == call.m * call.ldc) {
-    call.m *= call.batch;
-    call.batch = 1, call.stride_a = call.stride_c = 0;
+  if (x.batch > 1 && x.stride_b == 0 && x.op_a == hgemm::Op::N && x.stride_a == x.m * x.lda &&
+      x.stride_d == x.m * x.ldd) {
+    x.m *= x.batch;
+    x.batch = 1, x.stride_a = x.stride_d = 0;
   }
+  x.c = x.d, x.ldc = x.ldd, x.c_type = x.d_type, x.stride_c = x.stride_d;  // C is D: beta reads out
   return call;
 }
 
 // Runs on the array's GPU, restoring the caller's current device.
-hgemm::Status run(const Call& c, float alpha, float beta, const hgemm::GemmOptions& opt) {
+hgemm::Status run(const hgemm::MatmulArgs& args, int device, const hgemm::MatmulOptions& opt) {
   int previous = 0;
   cudaGetDevice(&previous);
-  if (previous != c.device) cudaSetDevice(c.device);
-  const hgemm::Status s =
-      c.batch == 1 ? hgemm::gemm(c.op_a, c.op_b, c.m, c.n, c.k, alpha, c.a, c.lda, c.b, c.ldb, beta, c.c, c.ldc, opt)
-                   : hgemm::gemm_strided_batched(c.op_a, c.op_b, c.m, c.n, c.k, alpha, c.a, c.lda, c.stride_a, c.b,
-                                                 c.ldb, c.stride_b, beta, c.c, c.ldc, c.stride_c, c.batch, opt);
-  if (previous != c.device) cudaSetDevice(previous);
+  if (previous != device) cudaSetDevice(device);
+  const hgemm::Status s = hgemm::matmul(args, opt);
+  if (previous != device) cudaSetDevice(previous);
   return s;
 }
 
-hgemm::GemmOptions options(const std::string& accum, const std::string& kernel, std::uintptr_t stream) {
-  hgemm::GemmOptions o;
-  o.accum = parse_accum(accum);
+hgemm::MatmulOptions options(hgemm::Accum accum, const std::string& kernel, std::uintptr_t stream) {
+  hgemm::MatmulOptions o;
+  o.accum = accum;
   o.kernel = kernel;
   o.stream = reinterpret_cast<cudaStream_t>(stream);
   return o;
 }
 
-void gemm_call(const Call& call, float alpha, float beta, const std::string& accum, const std::string& kernel,
-               std::uintptr_t stream) {
-  const hgemm::GemmOptions opt = options(accum, kernel, stream);
+void matmul_call(const View& a, const View& b, const View& out, float alpha, float beta, const std::string& accum,
+                 const std::string& kernel, bool trans_a, bool trans_b, std::uintptr_t stream) {
+  const hgemm::Accum acc = parse_accum(accum);
+  Call call = prepare(a, b, out, trans_a, trans_b, acc);
+  call.args.alpha = alpha, call.args.beta = beta;
+  const hgemm::MatmulOptions opt = options(acc, kernel, stream);
   hgemm::Status s;
   {
     nb::gil_scoped_release release;
-    s = run(call, alpha, beta, opt);
+    s = run(call.args, call.device, opt);
   }
   if (s != hgemm::Status::Success) raise_status(s);
 }
 
 void gemm(const Array& a, const Array& b, MutArray out, float alpha, float beta, const std::string& accum,
           const std::string& kernel, bool trans_a, bool trans_b, std::uintptr_t stream) {
-  gemm_call(prepare(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), trans_a, trans_b), alpha, beta, accum,
-            kernel, stream);
+  matmul_call(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), alpha, beta, accum, kernel, trans_a, trans_b,
+              stream);
 }
 
 // The same from plain numbers (torch fast path: no DLPack capsule per call).
 void gemm_views(const nb::tuple& a, const nb::tuple& b, const nb::tuple& out, float alpha, float beta,
                 const std::string& accum, const std::string& kernel, bool trans_a, bool trans_b,
                 std::uintptr_t stream) {
-  gemm_call(prepare(view_of_numbers(a, "a"), view_of_numbers(b, "b"), view_of_numbers(out, "out"), trans_a, trans_b),
-            alpha, beta, accum, kernel, stream);
+  matmul_call(view_of_numbers(a, "a"), view_of_numbers(b, "b"), view_of_numbers(out, "out"), alpha, beta, accum,
+              kernel, trans_a, trans_b, stream);
 }
 
 // What gemm would pass to the library for these arrays, launching nothing and accepting host
-// memory: lets tests check the layout logic (ops, leading dimensions, batch strides, the one-launch
-// batch) without a GPU.
-nb::dict describe_gemm(const Array& a, const Array& b, const Array& out, bool trans_a, bool trans_b) {
-  const Call c = prepare(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), trans_a, trans_b, false);
+// memory: lets tests check the layout and type logic (ops, leading dimensions, batch strides, the
+// one-launch batch, the operand types) without a GPU.
+nb::dict describe_gemm(const Array& a, const Array& b, const Array& out, bool trans_a, bool trans_b,
+                       const std::string& accum) {
+  const hgemm::Accum acc = parse_accum(accum);
+  const hgemm::MatmulArgs x =
+      prepare(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), trans_a, trans_b, acc, false).args;
   nb::dict d;
-  d["op_a"] = c.op_a == hgemm::Op::N ? "n" : "t";
-  d["op_b"] = c.op_b == hgemm::Op::N ? "n" : "t";
-  d["m"] = c.m, d["n"] = c.n, d["k"] = c.k, d["lda"] = c.lda, d["ldb"] = c.ldb, d["ldc"] = c.ldc;
-  d["a"] = reinterpret_cast<std::uintptr_t>(c.a), d["b"] = reinterpret_cast<std::uintptr_t>(c.b);
-  d["c"] = reinterpret_cast<std::uintptr_t>(c.c);
-  d["batch"] = c.batch, d["stride_a"] = c.stride_a, d["stride_b"] = c.stride_b, d["stride_c"] = c.stride_c;
+  d["op_a"] = x.op_a == hgemm::Op::N ? "n" : "t";
+  d["op_b"] = x.op_b == hgemm::Op::N ? "n" : "t";
+  d["m"] = x.m, d["n"] = x.n, d["k"] = x.k;
+  d["lda"] = x.lda, d["ldb"] = x.ldb, d["ldc"] = x.ldc, d["ldd"] = x.ldd;
+  d["a"] = reinterpret_cast<std::uintptr_t>(x.a), d["b"] = reinterpret_cast<std::uintptr_t>(x.b);
+  d["c"] = reinterpret_cast<std::uintptr_t>(x.c), d["d"] = reinterpret_cast<std::uintptr_t>(x.d);
+  d["batch"] = x.batch, d["stride_a"] = x.stride_a, d["stride_b"] = x.stride_b;
+  d["stride_c"] = x.stride_c, d["stride_d"] = x.stride_d;
+  d["a_type"] = hgemm::data_type_name(x.a_type), d["b_type"] = hgemm::data_type_name(x.b_type);
+  d["c_type"] = hgemm::data_type_name(x.c_type), d["d_type"] = hgemm::data_type_name(x.d_type);
+  d["accum"] = acc == hgemm::Accum::F16 ? "f16" : "f32";
   return d;
 }
 
-// Host time per call of `iters` back-to-back hgemm::gemm calls made from C++, timed before the
+// Host time per call of `iters` back-to-back hgemm::matmul calls made from C++, timed before the
 // closing sync: the enqueue cost, the baseline for the Python binding's per-call overhead. Keep
 // `iters` well under the launch queue's depth (~1000) so the host never waits for the GPU.
 double cpp_seconds_per_call(const Array& a, const Array& b, MutArray out, const std::string& kernel, int iters,
                             std::uintptr_t stream) {
-  const Call call = prepare(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), false, false);
-  const hgemm::GemmOptions opt = options("f32", kernel, stream);
+  Call call = prepare(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), false, false, hgemm::Accum::F32);
+  call.args.alpha = 1.f, call.args.beta = 0.f;
+  const hgemm::MatmulOptions opt = options(hgemm::Accum::F32, kernel, stream);
   nb::gil_scoped_release release;
   cudaStreamSynchronize(opt.stream);
   const auto start = std::chrono::steady_clock::now();
   hgemm::Status s = hgemm::Status::Success;
-  for (int i = 0; i < iters && s == hgemm::Status::Success; ++i) s = run(call, 1.f, 0.f, opt);
+  for (int i = 0; i < iters && s == hgemm::Status::Success; ++i) s = run(call.args, call.device, opt);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   cudaStreamSynchronize(opt.stream);
   if (s != hgemm::Status::Success) {
@@ -278,6 +359,14 @@ double cpp_seconds_per_call(const Array& a, const Array& b, MutArray out, const 
     raise_status(s);
   }
   return seconds / iters;
+}
+
+// "f16", "bf16", "f32" for the DataType bits of KernelInfo::in_types / out_types.
+std::vector<std::string> type_names(unsigned bits) {
+  std::vector<std::string> names;
+  for (hgemm::DataType t : {hgemm::DataType::F16, hgemm::DataType::BF16, hgemm::DataType::F32})
+    if (bits & hgemm::type_bit(t)) names.push_back(hgemm::data_type_name(t));
+  return names;
 }
 
 nb::list kernel_list() {
@@ -299,6 +388,8 @@ nb::list kernel_list() {
     d["accums"] = accums;
     d["align"] = k.align;
     d["baseline"] = k.baseline;
+    d["in_types"] = type_names(k.in_types);
+    d["out_types"] = type_names(k.out_types);
     out.append(d);
   }
   return out;
@@ -307,21 +398,23 @@ nb::list kernel_list() {
 }  // namespace
 
 NB_MODULE(_hgemm, m) {
-  m.doc() = "hgemm: half-precision GEMM kernels (C = alpha·op(A)·op(B) + beta·C) on DLPack arrays";
+  m.doc() = "hgemm: GEMM kernels (D = alpha·op(A)·op(B) + beta·C) on DLPack arrays; A and B float16 or "
+            "bfloat16, C and D float16, bfloat16 or float32";
   m.def("kernels", &kernel_list, "Every registered kernel, as dicts.");
   m.def("gemm", &gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"), nb::arg("beta"),
         nb::arg("accum"), nb::arg("kernel"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("stream"),
-        "out = alpha·op(a)·op(b) + beta·out, in place, on `stream` (a cudaStream_t as an int). a, b and out are "
-        "2-D, or 3-D batches with torch.matmul's broadcasting (a 2-D operand or a batch of one is shared).");
+        "out = alpha·op(a)·op(b) + beta·out, in place, on `stream` (a cudaStream_t as an int). a and b are "
+        "float16 or bfloat16 (one dtype), out float16, bfloat16 or float32. a, b and out are 2-D, or 3-D "
+        "batches with torch.matmul's broadcasting (a 2-D operand or a batch of one is shared).");
   m.def("gemm_views", &gemm_views, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"), nb::arg("beta"),
         nb::arg("accum"), nb::arg("kernel"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("stream"),
-        "gemm with each array given as (data_ptr, rows, cols, stride0, stride1, device or -1, is_float16), "
-        "plus (batch, batch stride) for a 3-D array.");
+        "gemm with each array given as (data_ptr, rows, cols, stride0, stride1, device or -1, dtype code: "
+        "0 float16, 1 bfloat16, 2 float32), plus (batch, batch stride) for a 3-D array.");
   m.def("describe_gemm", &describe_gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("trans_a") = false,
-        nb::arg("trans_b") = false,
-        "The library call gemm would make for these arrays (ops, sizes, leading dimensions, pointers, batch "
-        "and batch strides), without launching anything.");
+        nb::arg("trans_b") = false, nb::arg("accum") = "f32",
+        "The library call gemm would make for these arrays (ops, sizes, leading dimensions, pointers, batch, "
+        "batch strides and operand types), without launching anything.");
   m.def("cpp_seconds_per_call", &cpp_seconds_per_call, nb::arg("a"), nb::arg("b"), nb::arg("out"),
         nb::arg("kernel"), nb::arg("iters"), nb::arg("stream"),
-        "Host seconds per hgemm::gemm call made from C++ (for measuring the binding's overhead).");
+        "Host seconds per hgemm::matmul call made from C++ (for measuring the binding's overhead).");
 }

@@ -14,11 +14,16 @@ def test_kernels_lists_the_registry():
     ids = [k["id"] for k in ks]
     assert "cuda.naive" in ids and "cublas.acc32" in ids
     for k in ks:
-        assert set(k) >= {"id", "family", "ladder", "summary", "min_arch", "ops", "accums", "baseline"}
+        assert set(k) >= {"id", "family", "ladder", "summary", "min_arch", "ops", "accums", "baseline", "in_types",
+                          "out_types"}
         assert k["ops"] and set(k["ops"]) <= {"nn", "nt", "tn", "tt"}
         assert k["accums"] and set(k["accums"]) <= {"f16", "f32"}
+        assert "f16" in k["in_types"] and set(k["in_types"]) <= {"f16", "bf16"}
+        assert "f16" in k["out_types"] and set(k["out_types"]) <= {"f16", "bf16", "f32"}
     hfma2 = next(k for k in ks if k["id"] == "cuda.t8x8_hfma2")
-    assert hfma2["accums"] == ["f16"]
+    assert hfma2["accums"] == ["f16"] and hfma2["in_types"] == ["f16"] and hfma2["out_types"] == ["f16"]
+    cublas = next(k for k in ks if k["id"] == "cublas.acc32")
+    assert cublas["in_types"] == ["f16", "bf16"] and cublas["out_types"] == ["f16", "bf16", "f32"]
 
 
 def test_cpu_arrays_are_refused():
@@ -27,8 +32,45 @@ def test_cpu_arrays_are_refused():
 
 
 def test_wrong_dtype():
-    with pytest.raises(TypeError, match="float16"):
+    """a and b take float16 or bfloat16, out also float32; the message names the dtype given. The
+    dtypes are checked before the device, so these host arrays reach the checks."""
+    with pytest.raises(TypeError, match=r"a must have dtype float16 or bfloat16 \(float32 given\)"):
         hgemm.matmul(np.ones((4, 3), np.float32), half((3, 5)), out=half((4, 5)))
+    with pytest.raises(TypeError, match=r"b must have dtype float16 or bfloat16 \(int32 given\)"):
+        hgemm.matmul(half((4, 3)), np.ones((3, 5), np.int32), out=half((4, 5)))
+    with pytest.raises(TypeError, match=r"out must have dtype float16, bfloat16 or float32 \(float64 given\)"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=np.ones((4, 5)))
+    with pytest.raises(TypeError, match=r"\(bool given\)"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=np.ones((4, 5), bool))
+
+
+def test_float32_out_passes_the_dtype_checks():
+    with pytest.raises(TypeError, match="CUDA"):  # refused only for being host memory
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=np.ones((4, 5), np.float32))
+
+
+def test_f16_accumulation_needs_float16_everywhere():
+    with pytest.raises(TypeError, match="accum='f16' needs float16 a, b and out"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=np.ones((4, 5), np.float32), accum="f16")
+    with pytest.raises(TypeError, match="accum='f16'"):
+        hgemm._hgemm.describe_gemm(half((4, 3)), half((3, 5)), np.ones((4, 5), np.float32), accum="f16")
+    call = hgemm._hgemm.describe_gemm(half((4, 3)), half((3, 5)), half((4, 5)), accum="f16")
+    assert call["accum"] == "f16"
+
+
+@pytest.mark.parametrize("spelling", ["f32", "float32", np.float32, np.dtype("float32")])
+def test_out_dtype_spellings_that_name_out(spelling):
+    """out_dtype agrees with a float32 out in every spelling, and disagrees with a float16 one."""
+    with pytest.raises(TypeError, match="CUDA"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=np.ones((4, 5), np.float32), out_dtype=spelling)
+    with pytest.raises(TypeError, match="out has dtype float16 but out_dtype is float32"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), out_dtype=spelling)
+
+
+def test_unknown_out_dtype():
+    for bad in ("f64", "float64", np.float64, "half-ish"):
+        with pytest.raises(TypeError, match="out_dtype must be float16, bfloat16 or float32"):
+            hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), out_dtype=bad)
 
 
 def test_not_2d_or_3d():
@@ -91,12 +133,12 @@ def test_bench_module_finds_or_reports_the_executable():
 
 # ---- the library call the binding makes, replayed on the host (describe_gemm launches nothing) ----
 
-def carve(shape, strides, pad=3):
-    """A float16 array of `shape` with element `strides`, inside a buffer of small integers (exact
-    in any accumulation) with `pad` spare elements at its end: (buffer, view)."""
+def carve(shape, strides, pad=3, dtype=np.float16):
+    """An array of `shape` with element `strides`, inside a buffer of small integers (exact in any
+    accumulation) with `pad` spare elements at its end: (buffer, view)."""
     size = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
-    buf = np.random.default_rng(len(shape) * 7 + size).integers(-3, 4, size + pad).astype(np.float16)
-    view = np.lib.stride_tricks.as_strided(buf, shape, tuple(2 * s for s in strides))
+    buf = np.random.default_rng(len(shape) * 7 + size).integers(-3, 4, size + pad).astype(dtype)
+    view = np.lib.stride_tricks.as_strided(buf, shape, tuple(buf.itemsize * s for s in strides))
     return buf, view
 
 
@@ -115,7 +157,7 @@ def replay(call, buffers):
     def locate(ptr):
         for i, buf in enumerate(buffers):
             if buf.ctypes.data <= ptr < buf.ctypes.data + buf.nbytes:
-                return i, (ptr - buf.ctypes.data) // 2
+                return i, (ptr - buf.ctypes.data) // buf.itemsize
         raise AssertionError("a pointer outside every buffer")
 
     images = [buf.astype(np.float64) for buf in buffers]
@@ -156,11 +198,17 @@ LAYOUTS = {
 }
 
 
+@pytest.mark.parametrize("out_dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("name", list(LAYOUTS))
-def test_described_call_computes_the_product(name):
+def test_described_call_computes_the_product(name, out_dtype):
     (sa, ta), (sb, tb), (so, to), one_product = LAYOUTS[name]
-    (buf_a, a), (buf_b, b), (buf_c, c) = carve(sa, ta), carve(sb, tb), carve(so, to)
+    (buf_a, a), (buf_b, b), (buf_c, c) = carve(sa, ta), carve(sb, tb), carve(so, to, dtype=out_dtype)
     call = hgemm._hgemm.describe_gemm(a, b, c)
+    # out is C and D (in place), of out's type; A and B keep theirs, also when out's transpose swaps them.
+    out_type = "f16" if out_dtype == np.float16 else "f32"
+    assert (call["a_type"], call["b_type"], call["c_type"], call["d_type"]) == ("f16", "f16", out_type, out_type)
+    assert (call["c"], call["ldc"], call["stride_c"]) == (call["d"], call["ldd"], call["stride_d"])
+    assert call["accum"] == "f32"
     if one_product is not None:
         assert (call["batch"] == 1) == one_product, call
     if call["batch"] > 1 and (len(sa) == 2 or sa[0] == 1):
