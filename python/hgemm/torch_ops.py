@@ -4,17 +4,18 @@ torch.compile / FakeTensorMode, and CUDA-graph-safe launches on the current torc
 Importing this module imports torch; `import hgemm` alone does not (hgemm.matmul imports this
 module the first time it routes a torch tensor that needs grad, or any call under torch.compile).
 
-    hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor
-    hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor
+    hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
+    hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
 
 mm: a is M×K, b is K×N. matmul: 2-D or 3-D operands with torch.matmul's broadcasting: M×K by
 batch×K×N, batch×M×K by K×N, or two batches of equal size (a batch of one is shared). Both take
-float16 CUDA tensors with any strides: a matrix with padded rows is a leading dimension, a
-transposed view is op T and a batch stride of 0 repeats a matrix (no copy); any other layout is
-copied first. A batch whose matrices lie one under the other, times one shared matrix, is a single
-(batch·M)×K product. The output is a new contiguous tensor; accum is "f32" or "f16", kernel_id
-"auto" or an id from hgemm.kernels() (not `kernel`: inductor's fallback kernels take that name
-themselves).
+CUDA tensors, a and b both float16 or both bfloat16, with any strides: a matrix with padded rows
+is a leading dimension, a transposed view is op T and a batch stride of 0 repeats a matrix (no
+copy); any other layout is copied first. A batch whose matrices lie one under the other, times one
+shared matrix, is a single (batch·M)×K product. The output is a new contiguous tensor of dtype
+out_dtype (float16, bfloat16 or float32; None: a's dtype); accum is "f32" or "f16" (float16 a, b
+and output only), kernel_id "auto" or an id from hgemm.kernels() (not `kernel`: inductor's
+fallback kernels take that name themselves). Gradients come in the inputs' dtype.
 
 The operators are registered with torch.library.Library define/impl rather than
 torch.library.custom_op, whose wrapper costs more host time per call.
@@ -22,33 +23,43 @@ torch.library.custom_op, whose wrapper costs more host time per call.
 
 import torch
 
-from . import _check_kernel, _out_shape, _torch_stream, _torch_view
+from . import _check_kernel, _out_shape, _torch_codes, _torch_stream, _torch_view
 from ._hgemm import gemm_views as _gemm_views
 
 __all__ = ["mm", "matmul"]
 
-F16 = torch.float16
-F16_CODE = 0  # float16's dtype code in a native view
+F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
+_CODE = _torch_codes(torch)  # dtype -> the dtype code of a native view
 
 _lib = torch.library.Library("hgemm", "DEF")
-_lib.define('mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor')
-_lib.define('matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor')
+_lib.define('mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor')
+_lib.define('matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) '
+            '-> Tensor')
 
 
 # ---- checks shared by the CUDA and the fake kernels: the same errors with and without data ----
 
-def _check_args(name, a, b, accum, kernel):
-    if a.dtype != F16 or b.dtype != F16:
-        raise TypeError(f"hgemm::{name} takes float16 tensors (other dtypes are not supported), got "
-                        f"{a.dtype} and {b.dtype}")
-    if accum != "f32" and accum != "f16":
-        raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
+def _check_args(name, a, b, accum, kernel, out_dtype):
+    dtype = a.dtype
+    if (dtype is not F16 and dtype is not BF16) or b.dtype is not dtype:
+        if b.dtype is dtype or b.dtype not in (F16, BF16) or dtype not in (F16, BF16):
+            raise TypeError(f"hgemm::{name} takes float16 or bfloat16 tensors, got {a.dtype} and {b.dtype}")
+        raise TypeError(f"hgemm::{name}: a is {a.dtype} but b is {b.dtype}: both must have one dtype")
+    if out_dtype is not None and out_dtype not in _CODE:
+        raise TypeError(f"hgemm::{name}: out_dtype must be torch.float16, torch.bfloat16 or torch.float32, got "
+                        f"{out_dtype}")
+    if accum != "f32":
+        if accum != "f16":
+            raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
+        if dtype is not F16 or (out_dtype is not None and out_dtype is not F16):
+            raise TypeError(f"hgemm::{name}: accum='f16' needs float16 a, b and output (a and b are {dtype}, the "
+                            f"output {dtype if out_dtype is None else out_dtype}); use accum='f32'")
     if kernel != "auto":
         _check_kernel(kernel)
 
 
-def _mm_shape(a, b, accum, kernel):
-    _check_args("mm", a, b, accum, kernel)
+def _mm_shape(a, b, accum, kernel, out_dtype):
+    _check_args("mm", a, b, accum, kernel, out_dtype)
     if a.dim() != 2 or b.dim() != 2:
         raise ValueError(f"hgemm::mm takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D (hgemm::matmul takes "
                          "batches)")
@@ -58,8 +69,8 @@ def _mm_shape(a, b, accum, kernel):
     return a.shape[0], b.shape[1]
 
 
-def _matmul_shape(a, b, accum, kernel):
-    _check_args("matmul", a, b, accum, kernel)
+def _matmul_shape(a, b, accum, kernel, out_dtype):
+    _check_args("matmul", a, b, accum, kernel, out_dtype)
     if a.dim() not in (2, 3) or b.dim() not in (2, 3):
         raise ValueError(f"hgemm::matmul takes 2-D or 3-D tensors, got {a.dim()}-D and {b.dim()}-D")
     try:
@@ -90,15 +101,15 @@ def _view(t):
         stride = t.stride()
         s0, s1 = stride[-2], stride[-1]
     if len(shape) == 2:
-        return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), F16_CODE)
-    return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), F16_CODE, shape[0], stride[0])
+        return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), _CODE[t.dtype])
+    return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), _CODE[t.dtype], shape[0], stride[0])
 
 
-def _launch(va, vb, shape, accum, kernel):
+def _launch(va, vb, shape, dtype, accum, kernel):
     device = va[5]
-    out = torch.empty(shape, dtype=F16, device=device if device >= 0 else "cpu")
+    out = torch.empty(shape, dtype=dtype, device=device if device >= 0 else "cpu")
     rows, cols = shape[-2], shape[-1]
-    vo = (out.data_ptr(), rows, cols, cols, 1, device, F16_CODE)
+    vo = (out.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
     if len(shape) == 3:
         vo += (shape[0], rows * cols)
     # torch's current stream of a's device: what CUDA-graph capture and torch.cuda.stream(...) expect.
@@ -106,34 +117,35 @@ def _launch(va, vb, shape, accum, kernel):
     return out
 
 
-def _mm_cuda(a, b, *, accum="f32", kernel_id="auto"):
-    _check_args("mm", a, b, accum, kernel_id)
+def _mm_cuda(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+    _check_args("mm", a, b, accum, kernel_id, out_dtype)
     if a.dim() != 2 or b.dim() != 2:
-        _mm_shape(a, b, accum, kernel_id)  # raises the error naming the dimensions
+        _mm_shape(a, b, accum, kernel_id, out_dtype)  # raises the error naming the dimensions
     a, va = _view(a)
     b, vb = _view(b)
-    return _launch(va, vb, (va[1], vb[2]), accum, kernel_id)
+    return _launch(va, vb, (va[1], vb[2]), a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
 
 
-def _matmul_cuda(a, b, *, accum="f32", kernel_id="auto"):
-    shape = _matmul_shape(a, b, accum, kernel_id)
+def _matmul_cuda(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+    shape = _matmul_shape(a, b, accum, kernel_id, out_dtype)
     a, va = _view(a)
     b, vb = _view(b)
-    return _launch(va, vb, shape, accum, kernel_id)
+    return _launch(va, vb, shape, a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
 
 
 def _refuse_cpu(name):
-    def refuse(a, b, *, accum="f32", kernel_id="auto"):
+    def refuse(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
         raise TypeError(f"hgemm::{name} runs on CUDA tensors, got {a.device} and {b.device}")
     return refuse
 
 
-def _mm_fake(a, b, *, accum="f32", kernel_id="auto"):
-    return a.new_empty(_mm_shape(a, b, accum, kernel_id))
+def _mm_fake(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+    return a.new_empty(_mm_shape(a, b, accum, kernel_id, out_dtype), dtype=a.dtype if out_dtype is None else out_dtype)
 
 
-def _matmul_fake(a, b, *, accum="f32", kernel_id="auto"):
-    return a.new_empty(_matmul_shape(a, b, accum, kernel_id))
+def _matmul_fake(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+    return a.new_empty(_matmul_shape(a, b, accum, kernel_id, out_dtype),
+                       dtype=a.dtype if out_dtype is None else out_dtype)
 
 
 for _name, _cuda, _fake in (("mm", _mm_cuda, _mm_fake), ("matmul", _matmul_cuda, _matmul_fake)):
@@ -149,7 +161,8 @@ for _name, _cuda, _fake in (("mm", _mm_cuda, _mm_fake), ("matmul", _matmul_cuda,
 # a transposed view, the transposed product is computed), so that a weight used as W.t() gets a
 # row-major gradient that autograd accumulates without a copy. An operand shared by a batch (2-D,
 # or a batch of one) gets the sum over the batch, computed as one product over the batch laid side
-# by side.
+# by side. Gradients come in the inputs' dtype: an incoming gradient of another dtype (out_dtype
+# given) is cast to it first, since the library takes A and B in 16 bits only.
 
 def _transposed(t):
     """Whether t's matrices are column-major (a transposed view of row-major storage)."""
@@ -173,10 +186,13 @@ def _setup_context(ctx, a, b, output):
     ctx.a_shared = output.dim() == 3 and (a.dim() == 2 or a.shape[0] != output.shape[0])
     ctx.b_shared = output.dim() == 3 and (b.dim() == 2 or b.shape[0] != output.shape[0])
     ctx.a_transposed, ctx.b_transposed = _transposed(a), _transposed(b)
+    ctx.dtype = a.dtype
 
 
 def _backward(ctx, grad):
     b, a = ctx.saved_tensors
+    if grad.dtype != ctx.dtype:
+        grad = grad.to(ctx.dtype)
     da = db = None
     if ctx.needs_input_grad[0]:
         if ctx.a_shared:
@@ -196,7 +212,7 @@ def _backward(ctx, grad):
                 db = db.unsqueeze(0)
         else:
             db = _product(a.mT, grad, ctx.b_transposed)
-    return da, db, None, None, None
+    return da, db, None, None, None, None
 
 
 # The Autograd kernel. torch.library.register_autograd would do the same with an autograd.Function,
@@ -221,15 +237,16 @@ def _next_is_cuda(keyset):
 def _register_autograd(name, cuda_kernel):
     op = getattr(torch.ops.hgemm, name).default
 
-    def below_autograd(keyset, a, b, accum, kernel_id):
+    def below_autograd(keyset, a, b, accum, kernel_id, out_dtype):
         with torch._C._AutoDispatchBelowAutograd():
-            return op.redispatch(keyset & _AFTER_AUTOGRAD, a, b, accum=accum, kernel_id=kernel_id)
+            return op.redispatch(keyset & _AFTER_AUTOGRAD, a, b, accum=accum, kernel_id=kernel_id,
+                                 out_dtype=out_dtype)
 
     class Product(torch.autograd.Function):
         # forward(ctx, ...) rather than a separate setup_context: the older form costs less per call.
         @staticmethod
-        def forward(ctx, a, b, accum, kernel_id, keyset):
-            out = below_autograd(keyset, a, b, accum, kernel_id)
+        def forward(ctx, a, b, accum, kernel_id, out_dtype, keyset):
+            out = below_autograd(keyset, a, b, accum, kernel_id, out_dtype)
             _setup_context(ctx, a, b, out)
             return out
 
@@ -237,12 +254,12 @@ def _register_autograd(name, cuda_kernel):
 
     Product.__name__ = Product.__qualname__ = f"HgemmBackward_{name}"
 
-    def autograd_kernel(keyset, a, b, accum="f32", kernel_id="auto"):
+    def autograd_kernel(keyset, a, b, accum="f32", kernel_id="auto", out_dtype=None):
         if torch._C.is_grad_enabled() and (a.requires_grad or b.requires_grad):
-            return Product.apply(a, b, accum, kernel_id, keyset)
+            return Product.apply(a, b, accum, kernel_id, out_dtype, keyset)
         if _next_is_cuda(keyset):
-            return cuda_kernel(a, b, accum=accum, kernel_id=kernel_id)
-        return below_autograd(keyset, a, b, accum, kernel_id)
+            return cuda_kernel(a, b, accum=accum, kernel_id=kernel_id, out_dtype=out_dtype)
+        return below_autograd(keyset, a, b, accum, kernel_id, out_dtype)
 
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
 

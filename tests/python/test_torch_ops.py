@@ -14,7 +14,7 @@ import hgemm.torch_ops  # noqa: E402,F401
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-F16 = torch.float16
+F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
 
 
 def test_import_hgemm_does_not_import_torch():
@@ -24,9 +24,10 @@ def test_import_hgemm_does_not_import_torch():
 
 def test_schemas():
     assert str(torch.ops.hgemm.mm.default._schema) == \
-        'hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor'
+        'hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor'
     assert str(torch.ops.hgemm.matmul.default._schema) == \
-        'hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto") -> Tensor'
+        ('hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) '
+         '-> Tensor')
 
 
 @pytest.mark.parametrize("name", ["mm", "matmul"])
@@ -67,12 +68,35 @@ def test_fake_matmul_shapes_follow_torch_matmul(sa, sb, sc):
 
 
 @pytest.mark.parametrize("name", ["mm", "matmul"])
+@pytest.mark.parametrize("dtype", [F16, BF16])
+@pytest.mark.parametrize("out_dtype", [None, F16, BF16, F32])
+def test_fake_output_dtype(name, dtype, out_dtype):
+    """The output has dtype out_dtype, or a's dtype when it is None."""
+    op = getattr(torch.ops.hgemm, name)
+    with FakeTensorMode():
+        a = torch.empty(2, 6, 3, dtype=dtype, device="cuda")
+        b = torch.empty(3, 4, dtype=dtype, device="cuda")
+        c = op(a[0], b, out_dtype=out_dtype) if name == "mm" else op(a, b, out_dtype=out_dtype)
+        assert c.dtype == (dtype if out_dtype is None else out_dtype)
+        assert c.shape == ((6, 4) if name == "mm" else (2, 6, 4)) and c.device == a.device
+
+
+@pytest.mark.parametrize("name", ["mm", "matmul"])
 def test_fake_rejects_bad_inputs(name):
     op = getattr(torch.ops.hgemm, name)
     a = torch.empty(3, 4, dtype=F16, device="meta")
-    for dtype in (torch.float32, torch.bfloat16):
-        with pytest.raises(TypeError, match="float16"):
+    for dtype in (torch.float32, torch.float64, torch.int8):
+        with pytest.raises(TypeError, match="float16 or bfloat16"):
             op(a.to(dtype), a.t().to(dtype))
+    with pytest.raises(TypeError, match="a is torch.float16 but b is torch.bfloat16: both must have one dtype"):
+        op(a, a.t().to(BF16))
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
+        op(a.to(BF16), a.t().float())
+    with pytest.raises(TypeError, match="out_dtype must be"):
+        op(a, a.t(), out_dtype=torch.float64)
+    for dtype, out_dtype in ((BF16, None), (BF16, BF16), (F16, F32), (F16, BF16)):
+        with pytest.raises(TypeError, match="accum='f16' needs float16"):
+            op(a.to(dtype), a.t().to(dtype), accum="f16", out_dtype=out_dtype)
     with pytest.raises(ValueError, match="shapes"):
         op(a, a)
     with pytest.raises(ValueError, match="accum"):
@@ -117,6 +141,18 @@ def test_opcheck_mm_meta():
     assert set(res.values()) == {"SUCCESS"}
 
 
+@pytest.mark.parametrize("name", ["mm", "matmul"])
+@pytest.mark.parametrize("dtype,out_dtype", [(BF16, None), (BF16, F32), (F16, F32), (BF16, F16), (F16, BF16)])
+def test_opcheck_types_meta(name, dtype, out_dtype):
+    """bfloat16 inputs and every out_dtype: schema, autograd registration, fake kernel and AOT
+    autograd, whose backward casts an incoming gradient of another dtype to the inputs' dtype."""
+    a = torch.empty(6, 4, dtype=dtype, device="meta", requires_grad=True)
+    b = torch.empty((4, 5) if name == "mm" else (3, 4, 5), dtype=dtype, device="meta", requires_grad=True)
+    kwargs = {} if out_dtype is None else {"out_dtype": out_dtype}
+    res = torch.library.opcheck(getattr(torch.ops.hgemm, name), (a, b), kwargs)
+    assert set(res.values()) == {"SUCCESS"}
+
+
 @pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
 def test_opcheck_matmul_meta(sa, sb, sc):
     """Schema, autograd registration, fake kernel and AOT autograd (forward and backward traced with
@@ -152,6 +188,31 @@ def test_meta_matmul_backward_shapes(sa, sb, sc, need):
     assert c.shape == sc and c.requires_grad
     grads = torch.autograd.grad(c, [t for t, n in zip((a, b), need) if n], torch.empty_like(c))
     assert [g.shape for g in grads] == [t.shape for t, n in zip((a, b), need) if n]
+
+
+@pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
+@pytest.mark.parametrize("dtype,out_dtype", [(BF16, None), (BF16, F32), (F16, F32), (BF16, F16)])
+def test_meta_gradients_come_in_the_input_dtype(sa, sb, sc, dtype, out_dtype):
+    a = torch.empty(sa, dtype=dtype, device="meta", requires_grad=True)
+    b = torch.empty(sb, dtype=dtype, device="meta", requires_grad=True)
+    c = hgemm.matmul(a, b, out_dtype=out_dtype)
+    assert c.dtype == (dtype if out_dtype is None else out_dtype) and c.shape == sc
+    da, db = torch.autograd.grad(c, [a, b], torch.empty_like(c))
+    assert (da.dtype, da.shape, db.dtype, db.shape) == (dtype, a.shape, dtype, b.shape)
+
+
+@pytest.mark.parametrize("spelling,want", [("f16", F16), ("float16", F16), (F16, F16), ("bf16", BF16),
+                                           ("bfloat16", BF16), (BF16, BF16), ("f32", F32), ("float32", F32),
+                                           (F32, F32), (None, BF16)])
+def test_matmul_out_dtype_spellings(spelling, want):
+    """hgemm.matmul's out_dtype, as a string or a torch dtype, reaches the operators as a dtype."""
+    a = torch.empty(6, 4, dtype=BF16, device="meta", requires_grad=True)
+    b = torch.empty(4, 5, dtype=BF16, device="meta")
+    assert hgemm.matmul(a, b, out_dtype=spelling).dtype == want
+    assert hgemm.matmul(a.expand(3, 6, 4), b, out_dtype=spelling).dtype == want
+    for bad in ("f64", torch.float64, torch.int32):
+        with pytest.raises(TypeError, match="out_dtype must be"):
+            hgemm.matmul(a, b, out_dtype=bad)
 
 
 @pytest.mark.parametrize("batched", [False, True])
@@ -190,6 +251,23 @@ def test_compile_fullgraph_traces_on_meta(backend):
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("out_dtype", ["f32", F32])
+def test_compile_fullgraph_traces_types_on_meta(backend, out_dtype):
+    """bfloat16 inputs and out_dtype (a string or a dtype) trace without a graph break, and the
+    backward gives gradients in bfloat16."""
+    def f(a, b):
+        return hgemm.matmul(a, b, out_dtype=out_dtype) * 2
+
+    torch._dynamo.reset()
+    a = torch.empty(8, 4, dtype=BF16, device="meta", requires_grad=True)
+    b = torch.empty(4, 3, dtype=BF16, device="meta", requires_grad=True)
+    c = torch.compile(f, fullgraph=True, backend=backend)(a, b)
+    assert c.shape == (8, 3) and c.dtype == F32
+    c.sum().backward()
+    assert a.grad.dtype == BF16 and b.grad.dtype == BF16 and b.grad.shape == (4, 3)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_compile_fullgraph_traces_batched_matmul_on_meta(backend):
     def f(x, w, v):
         return torch.ops.hgemm.matmul(hgemm.matmul(x, w).relu(), v)
@@ -219,80 +297,140 @@ def test_inductor_lowers_the_operators():
         torch.compile(f, fullgraph=True, backend="inductor")(x, w, v)
 
 
-# ---- GPU ----
-# Tolerances are on the relative Frobenius error against float32 torch on the same float16 inputs:
-# the C++ tests' bound for f32 accumulation over a sum of k products, plus one float16 rounding
-# (of the output, or of the incoming gradient).
+def test_inductor_lowers_the_operators_with_out_dtype():
+    """As above, with bfloat16 inputs and out_dtype: the compiled code passes the dtype argument."""
+    def f(x, w):
+        return torch.ops.hgemm.mm(x, w, out_dtype=torch.float32).relu() * 2
 
-def rand(*shape, requires_grad=False):
-    return ((torch.rand(*shape, device="cuda") * 2 - 1).half()).requires_grad_(requires_grad)
+    torch._dynamo.reset()
+    x = torch.ones(8, 16, dtype=BF16, requires_grad=True)
+    w = torch.ones(16, 32, dtype=BF16, requires_grad=True)
+    with pytest.raises(TypeError, match="runs on CUDA tensors"):
+        torch.compile(f, fullgraph=True, backend="inductor")(x, w)
+
+
+# ---- GPU ----
+# Tolerances are on the relative Frobenius error against float32 torch on the same 16-bit inputs:
+# the C++ tests' bound for f32 accumulation over a sum of k products, twice the output's rounding
+# u (2^-11 for float16, 2^-8 for bfloat16), plus one more u (of the incoming gradient). With
+# float32 outputs the reference is float64 and the bound src/reference/tolerance.h's, (2k + 10)·2^-24:
+# a float16 rounding anywhere on the way (about 2^-12 of the result) exceeds it for k ≤ 512.
+
+def rand(*shape, requires_grad=False, dtype=F16):
+    return ((torch.rand(*shape, device="cuda") * 2 - 1).to(dtype)).requires_grad_(requires_grad)
 
 
 def rel_error(got, want):
-    return (got.float() - want.float()).norm().item() / max(want.float().norm().item(), 1e-30)
+    return (got.double() - want.double()).norm().item() / max(want.double().norm().item(), 1e-30)
 
 
-def tol(k):
-    return 2.0 ** -10 + k * 2.0 ** -22 + 2.0 ** -11
+def tol(k, dtype=F16):
+    u = 2.0 ** -11 if dtype == F16 else 2.0 ** -8
+    return 2 * u + k * 2.0 ** -22 + u
 
 
-def operand(shape, layout):
-    """A float16 CUDA tensor of `shape` laid out as: "rows" (contiguous), "cols" (each matrix a
-    transposed view), "padded" (rows with a leading dimension past the width), "expanded" (a 3-D
-    batch whose matrices are all one, batch stride 0)."""
+def tol_f32(k):
+    return (2 * k + 10) * 2.0 ** -24
+
+
+def operand(shape, layout, dtype=F16):
+    """A float16 (or `dtype`) CUDA tensor of `shape` laid out as: "rows" (contiguous), "cols" (each
+    matrix a transposed view), "padded" (rows with a leading dimension past the width), "expanded"
+    (a 3-D batch whose matrices are all one, batch stride 0)."""
     *batch, r, c = shape
     if layout == "cols":
-        return rand(*batch, c, r).mT
+        return rand(*batch, c, r, dtype=dtype).mT
     if layout == "padded":
-        return rand(*batch, r, c + 5)[..., :c]
+        return rand(*batch, r, c + 5, dtype=dtype)[..., :c]
     if layout == "expanded" and batch:
-        return rand(1, r, c).expand(*shape)
-    return rand(*shape)
+        return rand(1, r, c, dtype=dtype).expand(*shape)
+    return rand(*shape, dtype=dtype)
 
 
-def reference(a, b, g):
-    """float32 torch: the product of a and b, and their gradients for the incoming gradient g."""
-    af = a.detach().float().requires_grad_()
-    bf = b.detach().float().requires_grad_()
+def reference(a, b, g, dtype=torch.float32):
+    """float32 (or `dtype`) torch: the product of a and b, and their gradients for the incoming
+    gradient g."""
+    af = a.detach().to(dtype).requires_grad_()
+    bf = b.detach().to(dtype).requires_grad_()
     c = torch.matmul(af, bf)
-    c.backward(g.float())
+    c.backward(g.to(dtype))
     return c.detach(), af.grad, bf.grad
 
 
 @cuda
 @pytest.mark.parametrize("m,k,n", [(7, 7, 7), (128, 256, 64), (129, 127, 33)])
-def test_gradients_match_fp32(m, k, n):
-    a, b = rand(m, k, requires_grad=True), rand(k, n, requires_grad=True)
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_gradients_match_fp32(m, k, n, dtype):
+    a, b = rand(m, k, requires_grad=True, dtype=dtype), rand(k, n, requires_grad=True, dtype=dtype)
     c = hgemm.matmul(a, b)
-    assert c.requires_grad
-    g = rand(m, n)
+    assert c.requires_grad and c.dtype == dtype
+    g = rand(m, n, dtype=dtype)
     c.backward(g)
     c32, da32, db32 = reference(a, b, g)
-    assert rel_error(c.detach(), c32) < tol(k)
-    assert rel_error(a.grad, da32) < tol(n)
-    assert rel_error(b.grad, db32) < tol(m)
+    assert a.grad.dtype == dtype and b.grad.dtype == dtype
+    assert rel_error(c.detach(), c32) < tol(k, dtype)
+    assert rel_error(a.grad, da32) < tol(n, dtype)
+    assert rel_error(b.grad, db32) < tol(m, dtype)
 
 
 @cuda
 @pytest.mark.parametrize("sa,sb,sc", MATMUL_SHAPES)
 @pytest.mark.parametrize("layout", ["rows", "cols", "padded", "expanded"])
-def test_matmul_forward_and_gradients_match_fp32(sa, sb, sc, layout):
-    """Every broadcasting case and operand layout: the product, and both gradients (a shared
-    operand's summed over the batch), against float32 torch.matmul."""
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_matmul_forward_and_gradients_match_fp32(sa, sb, sc, layout, dtype):
+    """Every broadcasting case and operand layout, in float16 and bfloat16: the product, and both
+    gradients (a shared operand's summed over the batch), against float32 torch.matmul."""
     grow = 17  # matrices past a tile edge: 5x3 by 3x4 becomes 85x51 by 51x68
     sa = sa[:-2] + (sa[-2] * grow, sa[-1] * grow)
     sb = sb[:-2] + (sb[-2] * grow, sb[-1] * grow)
-    a = operand(sa, layout).detach().requires_grad_()
-    b = operand(sb, "rows" if layout == "expanded" else layout).detach().requires_grad_()
+    a = operand(sa, layout, dtype).detach().requires_grad_()
+    b = operand(sb, "rows" if layout == "expanded" else layout, dtype).detach().requires_grad_()
     c = hgemm.matmul(a, b)
-    assert c.shape == sc[:-2] + (sa[-2], sb[-1]) and c.is_contiguous()
-    g = rand(*c.shape)
+    assert c.shape == sc[:-2] + (sa[-2], sb[-1]) and c.is_contiguous() and c.dtype == dtype
+    g = rand(*c.shape, dtype=dtype)
     c.backward(g)
     c32, da32, db32 = reference(a, b, g)
     batch = c.shape[0] if c.dim() == 3 else 1
-    assert rel_error(c.detach(), c32) < tol(sa[-1])
-    assert a.grad.shape == a.shape and rel_error(a.grad, da32) < tol(batch * sb[-1])
-    assert b.grad.shape == b.shape and rel_error(b.grad, db32) < tol(batch * sa[-2])
+    assert rel_error(c.detach(), c32) < tol(sa[-1], dtype)
+    assert a.grad.shape == a.shape and rel_error(a.grad, da32) < tol(batch * sb[-1], dtype)
+    assert b.grad.shape == b.shape and rel_error(b.grad, db32) < tol(batch * sa[-2], dtype)
+
+
+@cuda
+@pytest.mark.parametrize("sa,sb", [((129, 200), (200, 72)), ((3, 65, 96), (96, 40)), ((40, 96), (3, 96, 65))])
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_out_dtype_float32_forward_and_gradients(sa, sb, dtype):
+    """out_dtype=float32: the product keeps the f32 sum (held to the float32 bound against float64),
+    and the gradients, computed from the float32 incoming gradient cast to the inputs' dtype, come
+    in that dtype. The incoming gradient holds values of the inputs' dtype, so the cast is exact
+    and the gradients are held to the same bound as without out_dtype."""
+    a, b = rand(*sa, requires_grad=True, dtype=dtype), rand(*sb, requires_grad=True, dtype=dtype)
+    c = hgemm.matmul(a, b, out_dtype=torch.float32)
+    assert c.dtype == F32 and c.requires_grad
+    g = rand(*c.shape, dtype=dtype).float()
+    c.backward(g)
+    c64, da64, db64 = reference(a, b, g, torch.float64)
+    assert rel_error(c.detach(), c64) < tol_f32(sa[-1])
+    assert a.grad.dtype == dtype and b.grad.dtype == dtype
+    batch = c.shape[0] if c.dim() == 3 else 1
+    assert rel_error(a.grad, da64) < tol(batch * sb[-1], dtype)
+    assert rel_error(b.grad, db64) < tol(batch * sa[-2], dtype)
+
+
+@cuda
+@pytest.mark.parametrize("dtype,out_dtype", [(BF16, F16), (F16, BF16)])
+def test_out_dtype_of_the_other_16_bit_type(dtype, out_dtype):
+    """A 16-bit output of the other type: the product rounds to out_dtype, and the incoming gradient
+    (of out_dtype) is cast to the inputs' dtype, one more rounding of the coarser type at most."""
+    a, b = rand(100, 80, requires_grad=True, dtype=dtype), rand(80, 60, requires_grad=True, dtype=dtype)
+    c = torch.ops.hgemm.mm(a, b, out_dtype=out_dtype)
+    assert c.dtype == out_dtype
+    g = rand(100, 60, dtype=out_dtype)
+    c.backward(g)
+    c32, da32, db32 = reference(a, b, g)
+    assert rel_error(c.detach(), c32) < tol(80, out_dtype)
+    assert a.grad.dtype == dtype and rel_error(a.grad, da32) < tol(60, BF16)
+    assert b.grad.dtype == dtype and rel_error(b.grad, db32) < tol(100, BF16)
 
 
 @cuda
@@ -350,14 +488,24 @@ def test_needs_input_grad(need):
 @cuda
 def test_unsupported_dtypes_devices_and_shapes_raise_clearly():
     a = rand(8, 8)
-    for dtype in (torch.float32, torch.bfloat16):
+    for dtype in (torch.float32, torch.float64):
         for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
-            with pytest.raises(TypeError, match="float16"):
+            with pytest.raises(TypeError, match="float16 or bfloat16"):
                 op(a.to(dtype), a.to(dtype))
-        with pytest.raises(TypeError, match="float16"):
+        with pytest.raises(TypeError, match="float16 or bfloat16"):
             hgemm.matmul(a.to(dtype), a)
         with pytest.raises(TypeError, match="float16"):
             hgemm.nn.Linear(8, 8, device="cuda").to(dtype)(a.to(dtype))
+    for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
+        with pytest.raises(TypeError, match="both must have one dtype"):
+            op(a, a.bfloat16())
+        with pytest.raises(TypeError, match="accum='f16'"):
+            op(a.bfloat16(), a.bfloat16(), accum="f16")
+        with pytest.raises(TypeError, match="accum='f16'"):
+            op(a, a, accum="f16", out_dtype=F32)
+    with pytest.raises(TypeError, match="both must have one dtype"):
+        hgemm.matmul(a.requires_grad_(), a.bfloat16())
+    a.requires_grad_(False)
     for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
         with pytest.raises(TypeError, match="CUDA"):
             op(a, a.cpu())
@@ -400,6 +548,25 @@ def test_torch_compile_fullgraph():
     a, b = rand(64, 32), rand(32, 16)
     got = torch.compile(f, fullgraph=True)(a, b)
     assert rel_error(got, (a.float() @ b.float()) * 2) < tol(32)
+
+
+@cuda
+def test_torch_compile_bfloat16_with_float32_output():
+    """Inductor with bfloat16 inputs and out_dtype=float32, forward and backward."""
+    def f(a, b):
+        return hgemm.matmul(a, b, out_dtype=torch.float32).relu()
+
+    torch._dynamo.reset()
+    a, b = rand(64, 96, requires_grad=True, dtype=BF16), rand(96, 48, requires_grad=True, dtype=BF16)
+    got = torch.compile(f, fullgraph=True)(a, b)
+    assert got.dtype == F32
+    want = (a.detach().double() @ b.detach().double()).relu()
+    assert rel_error(got.detach(), want) < tol_f32(96)
+    g = rand(64, 48, dtype=BF16).float()
+    got.backward(g)
+    mask = (got.detach() > 0).double()  # relu's backward reads its output
+    da = (g.double() * mask) @ b.detach().double().t()
+    assert a.grad.dtype == BF16 and rel_error(a.grad, da) < tol(48, BF16)
 
 
 class Block(torch.nn.Module):
@@ -505,6 +672,17 @@ def test_cuda_graph_capture_and_replay():
 def test_opcheck_cuda():
     a, b = rand(33, 16, requires_grad=True), rand(16, 24, requires_grad=True)
     torch.library.opcheck(torch.ops.hgemm.mm, (a, b))
+
+
+@cuda
+@pytest.mark.parametrize("dtype,out_dtype", [(BF16, None), (BF16, F32), (F16, F32), (BF16, F16)])
+def test_opcheck_types_cuda(dtype, out_dtype):
+    """Real and fake kernels agree on the output dtype, and the gradients check, for bfloat16
+    inputs and each out_dtype."""
+    a, b = rand(33, 16, requires_grad=True, dtype=dtype), rand(3, 16, 24, requires_grad=True, dtype=dtype)
+    kwargs = {} if out_dtype is None else {"out_dtype": out_dtype}
+    torch.library.opcheck(torch.ops.hgemm.mm, (a, b[0]), kwargs)
+    torch.library.opcheck(torch.ops.hgemm.matmul, (a, b), kwargs)
 
 
 @cuda
