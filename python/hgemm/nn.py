@@ -1,8 +1,9 @@
-"""hgemm.nn: torch.nn layers computed by hgemm (float16).
+"""hgemm.nn: torch.nn layers computed by hgemm (float16 or bfloat16).
 
     import torch, hgemm.nn
     layer = hgemm.nn.Linear(4096, 14336, device="cuda")   # float16 weight and bias
     y = layer(x)                                           # x: (..., 4096) float16 on the GPU
+    hgemm.nn.Linear(4096, 14336, device="cuda", dtype=torch.bfloat16)  # for bfloat16 inputs
 
 Importing this module imports torch (and registers torch.ops.hgemm.*).
 """
@@ -13,21 +14,26 @@ from . import torch_ops
 
 __all__ = ["Linear", "linear"]
 
-F16 = torch.float16
+F16, BF16 = torch.float16, torch.bfloat16
 
 
 def _refuse_dtype(what, dtype):
-    raise TypeError(f"hgemm.nn computes in float16 only: {what} is {dtype}, which is not supported "
-                    "(convert with .half(), or pass dtype=torch.float16)")
+    raise TypeError(f"hgemm.nn computes in float16 or bfloat16: {what} is {dtype}, which is not supported "
+                    "(convert with .half() or .bfloat16(), or pass dtype=torch.float16 or torch.bfloat16)")
 
 
 def linear(x, weight, bias=None):
     """x·weightᵀ + bias, as torch.nn.functional.linear: x is (..., in_features), weight
-    out_features×in_features, bias out_features or None; all float16 on one GPU. The leading
-    dimensions of x are flattened into the rows of one product (a view when x is contiguous)."""
+    out_features×in_features, bias out_features or None; all float16, or all bfloat16, on one GPU.
+    The leading dimensions of x are flattened into the rows of one product (a view when x is
+    contiguous)."""
     for what, t in (("the input", x), ("the weight", weight), ("the bias", bias)):
-        if t is not None and t.dtype != F16:
+        if t is not None and t.dtype is not F16 and t.dtype is not BF16:
             _refuse_dtype(what, t.dtype)
+    for what, t in (("the weight", weight), ("the bias", bias)):
+        if t is not None and t.dtype is not x.dtype:
+            raise TypeError(f"hgemm.nn.linear: the input is {x.dtype} but {what} is {t.dtype}: all must have one "
+                            "dtype (convert the input, or the layer with .to(dtype))")
     if weight.dim() != 2 or x.dim() < 1:
         raise ValueError(f"hgemm.nn.linear takes a 2-D weight and an input of at least 1 dimension, got "
                          f"{weight.dim()}-D and {x.dim()}-D")
@@ -49,14 +55,14 @@ def _linear_rows(x, weight, bias):
 class Linear(torch.nn.Linear):
     """A drop-in for torch.nn.Linear computed by hgemm: the same parameters (weight
     out_features×in_features, bias out_features), initialisation, state_dict keys and repr, so
-    state dicts load both ways. Inputs are (..., in_features). float16 only: dtype defaults to
-    torch.float16 and other dtypes are refused; device defaults to the CPU as in torch (move the
-    layer to the GPU before calling it)."""
+    state dicts load both ways. Inputs are (..., in_features), of the layer's dtype. dtype is
+    torch.float16 (the default) or torch.bfloat16, other dtypes are refused; device defaults to the
+    CPU as in torch (move the layer to the GPU before calling it)."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         if dtype is None:
             dtype = F16
-        if dtype != F16:
+        if dtype is not F16 and dtype is not BF16:
             _refuse_dtype("dtype", dtype)
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
 

@@ -12,7 +12,7 @@ import hgemm  # noqa: E402
 import hgemm.nn  # noqa: E402
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-F16 = torch.float16
+F16, BF16 = torch.float16, torch.bfloat16
 
 
 def test_hgemm_nn_and_torch_ops_load_on_first_use():
@@ -22,9 +22,10 @@ def test_hgemm_nn_and_torch_ops_load_on_first_use():
 
 
 @pytest.mark.parametrize("bias", [True, False])
-def test_same_parameters_state_dict_and_repr_as_torch(bias):
-    ours = hgemm.nn.Linear(8, 4, bias=bias)
-    ref = torch.nn.Linear(8, 4, bias=bias, dtype=F16)
+@pytest.mark.parametrize("dtype", [None, BF16])
+def test_same_parameters_state_dict_and_repr_as_torch(bias, dtype):
+    ours = hgemm.nn.Linear(8, 4, bias=bias, dtype=dtype)
+    ref = torch.nn.Linear(8, 4, bias=bias, dtype=F16 if dtype is None else dtype)
     assert isinstance(ours, torch.nn.Linear)
     assert [(n, p.shape, p.dtype) for n, p in ours.named_parameters()] == \
         [(n, p.shape, p.dtype) for n, p in ref.named_parameters()]
@@ -32,11 +33,13 @@ def test_same_parameters_state_dict_and_repr_as_torch(bias):
     assert repr(ours) == repr(ref)
 
 
-def test_initialisation_matches_torch():
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_initialisation_matches_torch(dtype):
     torch.manual_seed(3)
-    ref = torch.nn.Linear(24, 10, dtype=F16)
+    ref = torch.nn.Linear(24, 10, dtype=dtype)
     torch.manual_seed(3)
-    ours = hgemm.nn.Linear(24, 10)
+    ours = hgemm.nn.Linear(24, 10, dtype=dtype)
+    assert ours.weight.dtype == dtype
     assert torch.equal(ours.weight, ref.weight) and torch.equal(ours.bias, ref.bias)
     assert ours.weight.abs().max() <= 1 / 24 ** 0.5  # kaiming_uniform_(a=√5): U(-1/√in, 1/√in)
 
@@ -53,14 +56,30 @@ def test_state_dicts_load_both_ways():
     assert ours.weight.dtype == F16 and torch.equal(ours.weight, ref32.weight.half())
 
 
+def test_bfloat16_state_dicts_load_both_ways():
+    ours, ref = hgemm.nn.Linear(8, 4, dtype=BF16), torch.nn.Linear(8, 4, dtype=BF16)
+    ours.load_state_dict(ref.state_dict())
+    assert torch.equal(ours.weight, ref.weight) and torch.equal(ours.bias, ref.bias)
+    ours.reset_parameters()
+    ref.load_state_dict(ours.state_dict())
+    assert torch.equal(ours.weight, ref.weight) and torch.equal(ours.bias, ref.bias)
+    half = hgemm.nn.Linear(8, 4)  # a float16 state dict converts to the bfloat16 layer's dtype on load
+    ours.load_state_dict(half.state_dict())
+    assert ours.weight.dtype == BF16 and torch.equal(ours.weight, half.weight.bfloat16())
+
+
 def test_other_dtypes_are_refused():
-    for dtype in (torch.float32, torch.bfloat16):
-        with pytest.raises(TypeError, match="float16"):
+    for dtype in (torch.float32, torch.float64):
+        with pytest.raises(TypeError, match="float16 or bfloat16"):
             hgemm.nn.Linear(8, 4, dtype=dtype)
     layer = hgemm.nn.Linear(8, 4, device="meta")
-    with pytest.raises(TypeError, match="float16"):
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
         layer(torch.empty(2, 8, device="meta"))  # a float32 input
-    with pytest.raises(TypeError, match="float16"):
+    with pytest.raises(TypeError, match="the input is torch.bfloat16 but the weight is torch.float16"):
+        layer(torch.empty(2, 8, dtype=BF16, device="meta"))
+    with pytest.raises(TypeError, match="the input is torch.float16 but the weight is torch.bfloat16"):
+        layer.bfloat16()(torch.empty(2, 8, dtype=F16, device="meta"))  # .bfloat16() converts in place
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
         layer.float()(torch.empty(2, 8, device="meta"))  # a layer converted to float32
 
 
@@ -72,60 +91,69 @@ def test_wrong_feature_count():
 
 @pytest.mark.parametrize("lead", [(), (5,), (2, 3), (2, 3, 4)])
 @pytest.mark.parametrize("bias", [True, False])
-def test_any_leading_shape_forward_and_backward_on_meta(lead, bias):
-    layer = hgemm.nn.Linear(8, 6, bias=bias, device="meta")
-    x = torch.empty(*lead, 8, dtype=F16, device="meta", requires_grad=True)
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_any_leading_shape_forward_and_backward_on_meta(lead, bias, dtype):
+    layer = hgemm.nn.Linear(8, 6, bias=bias, device="meta", dtype=dtype)
+    x = torch.empty(*lead, 8, dtype=dtype, device="meta", requires_grad=True)
     y = layer(x)
-    assert y.shape == (*lead, 6) and y.dtype == F16
+    assert y.shape == (*lead, 6) and y.dtype == dtype
     y.backward(torch.empty_like(y))
-    assert x.grad.shape == x.shape
+    assert x.grad.shape == x.shape and x.grad.dtype == dtype
     assert layer.weight.grad.shape == (6, 8) and layer.weight.grad.is_contiguous()
-    assert (layer.bias.grad.shape == (6,)) if bias else layer.bias is None
+    assert layer.weight.grad.dtype == dtype
+    assert (layer.bias.grad.shape == (6,) and layer.bias.grad.dtype == dtype) if bias else layer.bias is None
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
-def test_compile_fullgraph_traces_linear_layers_on_meta(backend):
-    model = torch.nn.Sequential(hgemm.nn.Linear(16, 32), torch.nn.ReLU(), hgemm.nn.Linear(32, 8)).to("meta")
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_compile_fullgraph_traces_linear_layers_on_meta(backend, dtype):
+    model = torch.nn.Sequential(hgemm.nn.Linear(16, 32, dtype=dtype), torch.nn.ReLU(),
+                                hgemm.nn.Linear(32, 8, dtype=dtype)).to("meta")
     torch._dynamo.reset()
-    x = torch.empty(4, 16, dtype=F16, device="meta")
+    x = torch.empty(4, 16, dtype=dtype, device="meta")
     y = torch.compile(model, fullgraph=True, backend=backend)(x)
-    assert y.shape == (4, 8)
+    assert y.shape == (4, 8) and y.dtype == dtype
     y.sum().backward()
-    assert all(p.grad is not None and p.grad.shape == p.shape for p in model.parameters())
+    assert all(p.grad is not None and p.grad.shape == p.shape and p.grad.dtype == dtype for p in model.parameters())
 
 
 # ---- GPU ----
 
-def rand(*shape, requires_grad=False):
-    return ((torch.rand(*shape, device="cuda") * 2 - 1).half()).requires_grad_(requires_grad)
+def rand(*shape, requires_grad=False, dtype=F16):
+    return ((torch.rand(*shape, device="cuda") * 2 - 1).to(dtype)).requires_grad_(requires_grad)
 
 
 def rel_error(got, want):
     return (got.float() - want.float()).norm().item() / max(want.float().norm().item(), 1e-30)
 
 
-def tol(k):  # f32 accumulation over k products plus two float16 roundings (product, then + bias)
-    return 2.0 ** -10 + k * 2.0 ** -22 + 2.0 ** -10
+def tol(k, dtype=F16):
+    """f32 accumulation over k products plus two roundings to the layer's dtype (product, then
+    + bias), each counted twice: u = 2^-11 for float16, 2^-8 for bfloat16."""
+    u = 2.0 ** -11 if dtype == F16 else 2.0 ** -8
+    return 4 * u + k * 2.0 ** -22
 
 
 @cuda
 @pytest.mark.parametrize("bias", [True, False])
-def test_forward_and_gradients_match_fp32(bias):
-    layer = hgemm.nn.Linear(96, 80, bias=bias, device="cuda")
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_forward_and_gradients_match_fp32(bias, dtype):
+    layer = hgemm.nn.Linear(96, 80, bias=bias, device="cuda", dtype=dtype)
     ref = torch.nn.Linear(96, 80, bias=bias, device="cuda")  # float32, the same values
     ref.load_state_dict(layer.state_dict())
-    x = rand(3, 37, 96, requires_grad=True)
-    g = rand(3, 37, 80)
+    x = rand(3, 37, 96, requires_grad=True, dtype=dtype)
+    g = rand(3, 37, 80, dtype=dtype)
     y = layer(x)
     y.backward(g)
     x32 = x.detach().float().requires_grad_()
     want = ref(x32)
     want.backward(g.float())
-    assert rel_error(y, want) < tol(96)
-    assert rel_error(x.grad, x32.grad) < tol(80)
-    assert rel_error(layer.weight.grad, ref.weight.grad) < tol(3 * 37)
+    assert y.dtype == dtype and x.grad.dtype == dtype and layer.weight.grad.dtype == dtype
+    assert rel_error(y, want) < tol(96, dtype)
+    assert rel_error(x.grad, x32.grad) < tol(80, dtype)
+    assert rel_error(layer.weight.grad, ref.weight.grad) < tol(3 * 37, dtype)
     if bias:
-        assert rel_error(layer.bias.grad, ref.bias.grad) < tol(3 * 37)
+        assert rel_error(layer.bias.grad, ref.bias.grad) < tol(3 * 37, dtype)
 
 
 @cuda
