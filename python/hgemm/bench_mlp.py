@@ -1,12 +1,14 @@
-"""python -m hgemm.bench_mlp [--tokens 4096] [--hidden 4096] [--intermediate 14336] [--json PATH]
+"""python -m hgemm.bench_mlp [--tokens 4096] [--hidden 4096] [--intermediate 14336] [--dtype f16|bf16]
+                          [--json PATH]
 
-A Llama-style MLP block, forward and backward in float16: down(silu(gate(x)) · up(x)), the three
-projections without bias, x of tokens × hidden requiring grad (as inside a network). Built from
-hgemm.nn.Linear, and timed against the same block from torch.nn.Linear in eager mode and under
-torch.compile (and, for reference, the hgemm block under torch.compile). All blocks start from
-the same weights; the hgemm results are checked against torch eager before timing. Each iteration
-(forward, backward) is timed with CUDA events after warm-up; the table gives medians, TFLOP/s over
-the nine products and each block's speed relative to torch eager and to torch.compile.
+A Llama-style MLP block, forward and backward in float16 (bfloat16 with --dtype bf16):
+down(silu(gate(x)) · up(x)), the three projections without bias, x of tokens × hidden requiring
+grad (as inside a network). Built from hgemm.nn.Linear, and timed against the same block from
+torch.nn.Linear in eager mode and under torch.compile (and, for reference, the hgemm block under
+torch.compile). All blocks start from the same weights; the hgemm results are checked against
+torch eager before timing. Each iteration (forward, backward) is timed with CUDA events after
+warm-up; the table gives medians, TFLOP/s over the nine products and each block's speed relative
+to torch eager and to torch.compile.
 """
 import argparse
 import statistics
@@ -72,9 +74,14 @@ def main(argv=None):
     parser.add_argument("--intermediate", type=int, default=14336, help="MLP width (default 14336)")
     parser.add_argument("--iters", type=int, default=30, help="timed iterations per block (default 30)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed iterations first (default 5)")
+    parser.add_argument("--dtype", choices=["f16", "bf16"], default="f16",
+                        help="the block's dtype: weights, activations and gradients (default f16)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile blocks")
-    parser.add_argument("--json", default="bench/out/mlp.json", help="output file ('' for none)")
+    parser.add_argument("--json", default=None,
+                        help="output file ('' for none; default bench/out/mlp.json, bench/out/mlp-bf16.json for bf16)")
     args = parser.parse_args(argv)
+    if args.json is None:
+        args.json = "bench/out/mlp.json" if args.dtype == "f16" else "bench/out/mlp-bf16.json"
 
     import torch
 
@@ -84,17 +91,19 @@ def main(argv=None):
         print("no CUDA GPU found", file=sys.stderr)
         return 1
     t, h, i = args.tokens, args.hidden, args.intermediate
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    dtype_name = str(dtype).replace("torch.", "")
     torch.manual_seed(0)
-    ref = build(torch, lambda a, b: torch.nn.Linear(a, b, bias=False, device="cuda", dtype=torch.float16), h, i)
-    ours = build(torch, lambda a, b: hgemm.nn.Linear(a, b, bias=False, device="cuda"), h, i)
+    ref = build(torch, lambda a, b: torch.nn.Linear(a, b, bias=False, device="cuda", dtype=dtype), h, i)
+    ours = build(torch, lambda a, b: hgemm.nn.Linear(a, b, bias=False, device="cuda", dtype=dtype), h, i)
     ours.load_state_dict(ref.state_dict())
-    x = (torch.randn(t, h, device="cuda") * 0.5).half().requires_grad_()
-    dy = (torch.randn(t, h, device="cuda") * 0.5).half()
+    x = (torch.randn(t, h, device="cuda") * 0.5).to(dtype).requires_grad_()
+    dy = (torch.randn(t, h, device="cuda") * 0.5).to(dtype)
 
     errors = check(torch, ours, ref, x, dy)
     worst = max(errors.values())
     print("hgemm against torch eager, relative error: " + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()))
-    if worst > 1e-2:
+    if worst > (1e-2 if dtype is torch.float16 else 4e-2):  # bfloat16 rounds 8 times coarser
         print(f"WARNING: the hgemm block differs from torch eager by {worst:.1e}", file=sys.stderr)
 
     blocks = [("torch eager", ref), ("hgemm eager", ours)]
@@ -105,7 +114,7 @@ def main(argv=None):
     median = {name: statistics.median(ms) for name, ms in times.items()}
 
     rows = []
-    print(f"MLP block forward+backward, tokens {t}, hidden {h}, intermediate {i}, float16, "
+    print(f"MLP block forward+backward, tokens {t}, hidden {h}, intermediate {i}, {dtype_name}, "
           f"median of {args.iters} iterations")
     print(f"{'block':24s} {'median ms':>10s} {'TFLOP/s':>8s} {'x eager':>8s} {'x compile':>9s}")
     for name, _ in blocks:
@@ -122,8 +131,10 @@ def main(argv=None):
                                           if "torch.compile" in median else None),
                "rel_errors_vs_torch_eager": errors}
     head = _bench_json.header(torch, tokens=t, hidden=h, intermediate=i, iters=args.iters, warmup=args.warmup,
-                              dtype="float16", flops_per_iter=flops, allow_fp16_reduced_precision_reduction=(
-                                  torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction))
+                              dtype=dtype_name, flops_per_iter=flops, allow_fp16_reduced_precision_reduction=(
+                                  torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction),
+                              allow_bf16_reduced_precision_reduction=(
+                                  torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction))
     _bench_json.write(args.json, head, rows, summary)
     return 0
 

@@ -248,3 +248,4 @@ def test_torch_benchmarks_print_their_options(script):
     assert run.returncode == 0 and "--json" in run.stdout
     if script == "bench_mlp":
         assert "--tokens" in run.stdout and "--intermediate" in run.stdout
+        assert "--dtype {f16,bf16}" in run.stdout and "bfloat16" in run.stdout
