@@ -17,9 +17,10 @@ class TypedMatmulApi : public testing::Test {
   // larger problems may point at them too.
   MatmulArgs args(DataType in, DataType c, DataType d, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
                   std::int64_t k, float beta) {
-    if (!a_) {
-      a_ = std::make_unique<DeviceBytes>(64 * 64 * 4), b_ = std::make_unique<DeviceBytes>(64 * 64 * 4);
-      c_ = std::make_unique<DeviceBytes>(64 * 64 * 4), d_ = std::make_unique<DeviceBytes>(64 * 64 * 4);
+    if (!a_) {  // large enough for the largest shape: C and D must not overlap (the API refuses that)
+      constexpr std::size_t kBytes = std::size_t(4096) * 4096 * 4;
+      a_ = std::make_unique<DeviceBytes>(kBytes), b_ = std::make_unique<DeviceBytes>(kBytes);
+      c_ = std::make_unique<DeviceBytes>(kBytes), d_ = std::make_unique<DeviceBytes>(kBytes);
     }
     MatmulArgs p;
     p.op_a = op_a, p.op_b = op_b, p.m = m, p.n = n, p.k = k, p.beta = beta;

@@ -76,13 +76,17 @@ __device__ __forceinline__ void copy_chunk_rows(const Output& o, const std::uint
   }
 }
 
-/// One warpgroup's m64nN accumulators at (row0, col0) of D, from registers.
+/// One warpgroup's m64nN accumulators at (row0, col0) of D, from registers (one loop per type of
+/// D: a type branch per element would spread the loop over the instruction cache).
 template <int N, typename Reg>
 __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t row0, std::int64_t col0, const Reg* d) {
-  for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-    if (r >= o.m) return;
-    const float pair[2] = {v.x, v.y};
-    store_run<2>(o, r, c, pair);
+  with_output_type(o, [&](auto tag) {
+    using D = typename decltype(tag)::type;
+    for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+      if (r >= o.m) return;
+      const float pair[2] = {v.x, v.y};
+      store_run_as<D, 2>(o, r, c, pair);
+    });
   });
 }
 
@@ -91,10 +95,13 @@ __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t
 template <int N, typename Reg>
 __device__ __forceinline__ void store_accumulators_transposed(const Output& o, std::int64_t rows, std::int64_t row0,
                                                               std::int64_t col0, const Reg* d) {
-  for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-    if (r >= rows) return;
-    if (c < o.m) store_element(o, c, r, v.x);
-    if (c + 1 < o.m) store_element(o, c + 1, r, v.y);
+  with_output_type(o, [&](auto tag) {
+    using D = typename decltype(tag)::type;
+    for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+      if (r >= rows) return;
+      if (c < o.m) store_run_as<D, 1>(o, c, r, &v.x);
+      if (c + 1 < o.m) store_run_as<D, 1>(o, c + 1, r, &v.y);
+    });
   });
 }
 

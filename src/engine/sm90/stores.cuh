@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/launch.cuh"
 #include "engine/sm90/params.h"
 
 namespace hgemm::detail::engine {
@@ -70,10 +71,10 @@ __device__ __forceinline__ void write_run32(float* p, const float* v, std::int64
     if (i < valid) p[i] = v[i];
 }
 
-/// D(row, col .. col + W) = alpha·acc + beta·C(row, col ..), for the columns inside D (the caller
-/// checks the row).
-template <int W>
-__device__ __forceinline__ void store_run(const Output& o, std::int64_t row, std::int64_t col, const float* acc) {
+/// D(row, col .. col + W) = alpha·acc + beta·C(row, col ..) into a D of type D (__half,
+/// __nv_bfloat16 or float), for the columns inside D (the caller checks the row).
+template <typename D, int W>
+__device__ __forceinline__ void store_run_as(const Output& o, std::int64_t row, std::int64_t col, const float* acc) {
   const std::int64_t valid = o.n - col;
   if (valid <= 0) return;
   float v[W];
@@ -82,12 +83,28 @@ __device__ __forceinline__ void store_run(const Output& o, std::int64_t row, std
     v[i] = o.alpha * acc[i];
     if (o.beta != 0.f && i < valid) v[i] = fmaf(o.beta, load_element(o.c, o.c_type, row * o.ldc + col + i), v[i]);
   }
-  const std::int64_t at = row * o.ldd + col;
+  D* at = static_cast<D*>(o.d) + row * o.ldd + col;
+  if constexpr (std::is_same_v<D, float>)
+    write_run32<W>(at, v, valid);
+  else
+    write_run16<D, W>(at, v, valid);
+}
+
+/// Calls f(TypeTag<D>{}) for o's type of D, so that an epilogue's loop over its elements is
+/// instantiated per type and has no type branch per element.
+template <typename F>
+__device__ __forceinline__ void with_output_type(const Output& o, F&& f) {
   switch (o.d_type) {
-    case DataType::F16: write_run16<__half, W>(static_cast<__half*>(o.d) + at, v, valid); break;
-    case DataType::BF16: write_run16<__nv_bfloat16, W>(static_cast<__nv_bfloat16*>(o.d) + at, v, valid); break;
-    default: write_run32<W>(static_cast<float*>(o.d) + at, v, valid); break;
+    case DataType::F16: f(TypeTag<__half>{}); break;
+    case DataType::BF16: f(TypeTag<__nv_bfloat16>{}); break;
+    default: f(TypeTag<float>{}); break;
   }
+}
+
+/// store_run_as for o's type of D, chosen per call (for code outside a per-element loop).
+template <int W>
+__device__ __forceinline__ void store_run(const Output& o, std::int64_t row, std::int64_t col, const float* acc) {
+  with_output_type(o, [&](auto tag) { store_run_as<typename decltype(tag)::type, W>(o, row, col, acc); });
 }
 
 /// D(row, col) = alpha·acc + beta·C(row, col) for one element inside D's columns.
