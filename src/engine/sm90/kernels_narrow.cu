@@ -8,15 +8,9 @@ namespace hgemm::detail::engine {
 
 using Narrow = Persistent<128, 1, 6, false>;
 
-template <typename C>
-struct NarrowOf {
-  template <bool A_MN, bool B_MN, typename Acc, typename In>
-  using Kernel = PersistentKernel<C, A_MN, B_MN, Acc, In>;
-};
-
 Status launch_narrow(const KernelLaunch& l, bool stream_k, std::string* message) {
-  return stream_k ? launch_kernel_template<NarrowOf<WithStreamK<Narrow>>::Kernel>(l, message)
-                  : launch_kernel_template<NarrowOf<Narrow>::Kernel>(l, message);
+  return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<Narrow>>::Kernel>(l, message)
+                  : launch_kernel_template<PersistentOf<Narrow>::Kernel>(l, message);
 }
 
 }  // namespace hgemm::detail::engine

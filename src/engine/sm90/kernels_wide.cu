@@ -7,12 +7,6 @@ namespace hgemm::detail::engine {
 
 using Wide = Persistent<256, 2, 4, false>;
 
-template <typename C>
-struct PersistentOf {
-  template <bool A_MN, bool B_MN, typename Acc, typename In>
-  using Kernel = PersistentKernel<C, A_MN, B_MN, Acc, In>;
-};
-
 Status launch_wide(const KernelLaunch& l, bool stream_k, std::string* message) {
   return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<Wide>>::Kernel>(l, message)
                   : launch_kernel_template<PersistentOf<Wide>::Kernel>(l, message);

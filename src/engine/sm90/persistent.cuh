@@ -152,4 +152,11 @@ struct PersistentKernel {
   }
 };
 
+/// PersistentKernel of configuration C in the form launch_kernel_template takes.
+template <typename C>
+struct PersistentOf {
+  template <bool A_MN, bool B_MN, typename Acc, typename In>
+  using Kernel = PersistentKernel<C, A_MN, B_MN, Acc, In>;
+};
+
 }  // namespace hgemm::detail::engine
