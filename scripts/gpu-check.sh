@@ -5,7 +5,7 @@
 #   sanitize  compute-sanitizer memcheck and racecheck over a small-shape run of every kernel
 #   bench     hgemm-bench: the ladder suite, both accumulations (and 8192³ when HGEMM_CHECK_BIG=1),
 #             then --peak (HFMA2, HFMA, FFMA and mma.sync rates, the DRAM read rate)
-#   sm90      hgemm-bench of the Hopper rungs against cuBLAS: 4096³, 8192³ (and 16384³ when
+#   sm90      hgemm-bench of the Hopper rungs and the engine against cuBLAS: 4096³, 8192³ (and 16384³ when
 #             HGEMM_CHECK_BIG=1) for op nn and nt, then the llm suite (bench-sm90.json, bench-llm.json)
 #   tc        hgemm-bench of the sm_80-style tensor-core ladder (wmma.*, mma.*) against cuBLAS:
 #             4096³ and 8192³, op nn and nt (bench-tc-{nn,nt}.json)
@@ -141,13 +141,13 @@ if want sm90; then
   rm -f "$out/bench-sm90.json"
   for op in nn nt; do
     # shellcheck disable=SC2086
-    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_KERNELS:-sm90.*}" --shapes "$shapes" --op $op --accum both \
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_KERNELS:-sm90.*,engine.sm90}" --shapes "$shapes" --op $op --accum both \
       --json "$out/bench-sm90-$op.json" >>"$out/bench-sm90.txt" 2>>"$log"
     summary+=("bench sm90 $op: rc $?")
   done
   if [ "${HGEMM_CHECK_LLM:-1}" = 1 ]; then
     # 100 launches each: the decode shapes take 15 µs and their launches spread by 15-40% (p10-p90)
-    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-sm90.wgmma_tma_ws_persistent}" --suite llm --op nt \
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-engine.sm90}" --suite llm --op nt \
       --accum both --iters 100 --json "$out/bench-llm.json" >>"$out/bench-sm90.txt" 2>>"$log"
     summary+=("bench llm: rc $?")
   fi
@@ -159,7 +159,7 @@ if want unaligned; then
   shapes=4096x4096x4096,4095x4097x4093,4095x4095x4095,4096x4096x4096:ld4099,4096x4095x4096,4096x4096x4095
   shapes=$shapes,8192x8192x8192,8191x8191x8191
   for op in ${HGEMM_UNALIGNED_OPS:-nt nn}; do
-    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-sm90.wgmma_tma_ws_persistent}" --shapes "$shapes" \
+    timeout 300 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-engine.sm90}" --shapes "$shapes" \
       --op "$op" --accum both --json "$out/bench-unaligned-$op.json" >>"$out/bench-unaligned.txt" 2>>"$log"
     summary+=("bench unaligned $op: rc $?")
   done
