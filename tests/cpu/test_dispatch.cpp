@@ -69,6 +69,22 @@ std::vector<Row> rows() {
         add(s, Op::N, Op::T, Accum::F32, in, o);
   for (const bench::Shape& s : bench::parse_shapes("127x129x0,0x129x7,7x0x7,0x0x0,1x1x1,1x4096x1,4096x1x4096,3000000000x8x8,8x8x3000000000"))
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
+  // Shapes at the edges of the engine's rules: each scheduler (stream-K for a ragged last round
+  // and for few tiles, split-K, cluster split-K), each tile-per-CTA shape and the swapped kernels.
+  const struct {
+    const char* shapes;
+    Op oa, ob;
+  } edges[] = {
+      {"17000x200x1600,100x60x30000,120x1500x8700,12x2500x777,1x8456x300,5x6000x4100,2304x2048x200", Op::N, Op::N},
+      {"2300x2800x3100,3000x3000x3000,4096x4352x4096,128x4100x300,64x4000x1500,100x3000x2000,16x64x65536,"
+       "7x3500x1000,24x3000x2000,128x4000x700,600x2000x700,16x4093x1000,32x3700x777,17x16001x200,"
+       "128x2048x4096,128x1024x4096,128x8576x4096,100x1000x4000,40x1000x3000,2304x2816x2560",
+       Op::N, Op::T},
+      {"16900x250x1700,24x2200x8300,64x3000x900,7x9x300000", Op::T, Op::N},
+      {"17100x256x1700,100x17024x1600,1024x8448x128", Op::T, Op::T},
+  };
+  for (const auto& e : edges)
+    for (const bench::Shape& s : bench::parse_shapes(e.shapes)) add(s, e.oa, e.ob, Accum::F32, DataType::F16, DataType::F16);
   // Strided batches (one launch on the engine).
   for (const bench::Shape& s : bench::suite_shapes("batched"))
     for (auto [oa, ob] : {std::pair{Op::N, Op::N}, std::pair{Op::N, Op::T}}) {
