@@ -135,7 +135,7 @@ struct StagedEpilogue {
   };
 
   /// Stages one chunk through buffer `buffer` of this consumer and stores it by TMA at column
-  /// `col` of product z of D, warp by warp: a warp writes only its own 16 rows (the wgmma fragment's rows), so
+  /// `col` of product z of D (z < 0: D's map has rank 2), warp by warp: a warp writes only its own 16 rows (the wgmma fragment's rows), so
   /// each warp syncs and stores alone (measured: docs/ladder.md#persistent-epilogue).
   template <typename Stage>
   static __device__ __forceinline__ void store_chunk(std::uint8_t (&buffers)[2][kCChunkBytes], int buffer,
@@ -149,7 +149,10 @@ struct StagedEpilogue {
     fence_proxy_async();
     __syncwarp();
     if (issuer) {
-      tma_store_3d(map_d, chunk + warp * kCStoreRows * kSwizzleRow, col, m0 + warp * kCStoreRows, z);
+      if (z >= 0)
+        tma_store_3d(map_d, chunk + warp * kCStoreRows * kSwizzleRow, col, m0 + warp * kCStoreRows, z);
+      else
+        tma_store(map_d, chunk + warp * kCStoreRows * kSwizzleRow, col, m0 + warp * kCStoreRows);
       bulk_commit();
     }
   }

@@ -46,20 +46,27 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   // B is split between a cluster's CTAs along M, each loading its share and multicasting it.
   const int b_rows = is_persistent(plan.choice.shape) ? plan.bn / (plan.choice.shape == KernelShape::Wide ? 2 : 1)
                                                       : plan.bn;
-  if (Status s = sm90::encode_batched_operand_map(&l.map_a, ops.a, ops.a_mn, plan.bm, message); s != Status::Success)
-    return s;
-  if (Status s = sm90::encode_batched_operand_map(&l.map_b, ops.b, ops.b_mn, b_rows, message); s != Status::Success)
-    return s;
+  // Maps of rank 3 (the batch a dimension) only for a batch: a single product's 2-D loads and
+  // stores are cheaper.
+  const bool batched = p.batch > 1;
+  auto operand_map = [&](CUtensorMap* map, const sm90::StoredOperand& op, bool mn_major, int rows) {
+    return batched ? sm90::encode_batched_operand_map(map, op, mn_major, rows, message)
+                   : sm90::encode_operand_map(map, op, mn_major, rows, message);
+  };
+  if (Status s = operand_map(&l.map_a, ops.a, ops.a_mn, plan.bm); s != Status::Success) return s;
+  if (Status s = operand_map(&l.map_b, ops.b, ops.b_mn, b_rows); s != Status::Success) return s;
   if (plan.store == StorePath::Tma) {
     const int cols = p.d_type == DataType::F32 ? kF32ChunkCols : sm90::kCChunkCols;
-    if (Status s = sm90::encode_batched_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, p.batch, p.stride_d, cols,
-                                                  sm90::kCStoreRows, message);
-        s != Status::Success)
-      return s;
+    const Status s = batched ? sm90::encode_batched_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, p.batch,
+                                                              p.stride_d, cols, sm90::kCStoreRows, message)
+                             : sm90::encode_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, cols,
+                                                      sm90::kCStoreRows, message);
+    if (s != Status::Success) return s;
   }
   KernelParams& k = l.params;
   k.m = plan.m, k.n = plan.n, k.k = plan.k;
   k.batch = static_cast<int>(p.batch);
+  k.batched = batched;
   k.a_steps = ops.a.stride != 0, k.b_steps = ops.b.stride != 0;
   k.out = {p.d, p.ldd, p.c_read() ? p.c : nullptr, p.ldc, p.m, p.n, p.alpha, p.c_read() ? p.beta : 0.f,
            p.d_type, p.c_type, p.stride_d, p.stride_c};

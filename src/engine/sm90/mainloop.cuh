@@ -64,7 +64,7 @@ struct Mainloop {
   /// the unit's product of the batch (a_steps, b_steps = 0: the one matrix every product shares).
   template <typename Smem>
   static __device__ void produce(Smem& s, const Schedule& sched, const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                 int rank, int a_steps, int b_steps) {
+                                 int rank, bool batched, int a_steps, int b_steps) {
     unsigned it = 0;  // slices issued so far, over all units: the ring position
     const int g = blockIdx.x / CLUSTER, units = sched.units(g);
     for (int i = 0; i < units; ++i) {
@@ -72,8 +72,12 @@ struct Mainloop {
       for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
         const unsigned slot = it % STAGES;
         mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
-        fill_slot_batched(s.stage[slot], &s.full[slot], map_a, map_b, u.m0 + rank * BM, u.n0, kt, u.batch * a_steps,
-                          u.batch * b_steps, rank, CLUSTER, CLUSTER > 1 ? (1u << CLUSTER) - 1 : 0);
+        constexpr std::uint16_t kMask = CLUSTER > 1 ? (1u << CLUSTER) - 1 : 0;
+        if (batched)  // rank-3 maps only for a batch: 2-D loads are cheaper for a single product
+          fill_slot_batched(s.stage[slot], &s.full[slot], map_a, map_b, u.m0 + rank * BM, u.n0, kt, u.batch * a_steps,
+                            u.batch * b_steps, rank, CLUSTER, kMask);
+        else
+          fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, u.m0 + rank * BM, u.n0, kt, rank, CLUSTER, kMask);
       }
     }
   }

@@ -56,6 +56,7 @@ struct StreamKHandover {
 struct KernelParams {
   std::int64_t m = 0, n = 0, k = 0;  ///< the problem the kernel runs (the swapped one if so)
   int batch = 1;                     ///< products of a strided batch, one launch for all
+  bool batched = false;              ///< the tensor maps have rank 3 (batch > 1); rank 2 otherwise
   int a_steps = 1, b_steps = 1;      ///< whether the kernel's A and B step with the batch (0: one shared matrix)
   Output out;
   StorePath store = StorePath::Registers;

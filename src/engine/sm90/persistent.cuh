@@ -68,7 +68,7 @@ struct PersistentKernel {
       store_accumulators_transposed<BN>(p.out.of_product(u.batch), p.m, m0, n0, acc);
     } else {
       if (p.store == StorePath::Tma)
-        Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, u.batch, p.out, pending);
+        Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, p.batched ? u.batch : -1, p.out, pending);
       else if (p.store == StorePath::StagedRows)
         Staged::store_rows(s.c_chunk[consumer], p.out.of_product(u.batch), acc, m0, n0, 1 + consumer);
       else
@@ -142,7 +142,7 @@ struct PersistentKernel {
     cluster_sync();  // every CTA's barriers exist before any multicast or remote arrival
     if (warpgroup == 0) {
       release_registers<PRODUCER_REGS>();
-      if (threadIdx.x == 0) Loop::produce(s, sched, &map_a, &map_b, rank, p.a_steps, p.b_steps);
+      if (threadIdx.x == 0) Loop::produce(s, sched, &map_a, &map_b, rank, p.batched, p.a_steps, p.b_steps);
       if (adds_splits_in_cluster(p)) cluster_sync();  // add_splits_in_cluster's
     } else {
       claim_registers<CONSUMER_REGS>();

@@ -66,10 +66,14 @@ struct OneWarpgroupKernel {
   static constexpr int kThreads = THREADS, kClusterSize = 1;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
+  /// za < 0: the maps have rank 2 (a single product), else product za of A's and zb of B's batch.
   static __device__ void refill(Smem& s, const CUtensorMap* map_a, const CUtensorMap* map_b, int slice, int m0,
                                 int n0, int za, int zb) {
     const int slot = slice % STAGES;
-    fill_slot_batched(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, slice, za, zb);
+    if (za >= 0)
+      fill_slot_batched(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, slice, za, zb);
+    else
+      fill_slot(s.stage[slot], &s.full[slot], map_a, map_b, m0, n0, slice);
   }
 
   /// The producer warp's loop (one thread): each slot refilled as soon as it is released.
@@ -99,7 +103,7 @@ struct OneWarpgroupKernel {
     const int per_product = static_cast<int>(((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN));
     const int product = static_cast<int>(blockIdx.x) / per_product;
     const auto [m0, n0] = tile_origin(p, static_cast<int>(blockIdx.x) % per_product);
-    const int za = product * p.a_steps, zb = product * p.b_steps;
+    const int za = p.batched ? product * p.a_steps : -1, zb = product * p.b_steps;
     const int slices = static_cast<int>((p.k + BK - 1) / BK);
 
     if (tid == 0) {
