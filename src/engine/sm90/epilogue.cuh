@@ -76,12 +76,63 @@ __device__ __forceinline__ void copy_chunk_rows(const Output& o, const std::uint
   }
 }
 
+/// Two values of D's type as one aligned store.
+template <typename D>
+__device__ __forceinline__ void store_pair(D* at, float x, float y) {
+  if constexpr (std::is_same_v<D, float>)
+    *reinterpret_cast<float2*>(at) = make_float2(x, y);
+  else if constexpr (std::is_same_v<D, __half>)
+    *reinterpret_cast<__half2*>(at) = __floats2half2_rn(x, y);
+  else
+    *reinterpret_cast<__nv_bfloat162*>(at) = __floats2bfloat162_rn(x, y);
+}
+
+/// Whether a register store of the N columns from col0 needs no per-element check: beta = 0 and
+/// every column pair inside D and aligned for one store (the fragment's pairs start on even columns).
+template <int N>
+__device__ __forceinline__ bool plain_pairs(const Output& o, std::int64_t col0) {
+  const int pair_bytes = 2 * data_type_size(o.d_type);
+  return o.beta == 0.f && col0 + N <= o.n && o.ldd % 2 == 0 && reinterpret_cast<std::uintptr_t>(o.d) % pair_bytes == 0;
+}
+
+/// store_accumulators where plain_pairs holds: per pair a scale, a conversion and one store, so
+/// the loop a small problem runs is short and contiguous (a cold instruction cache fetches every
+/// line of it at the kernel's start).
+template <typename D, int N, typename Reg>
+__device__ __forceinline__ void store_plain_pairs(const Output& o, std::int64_t row0, std::int64_t col0, const Reg* d) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const std::int64_t row = row0 + warp * 16 + lane / 4;
+  D* const top = static_cast<D*>(o.d) + row * o.ldd + col0 + 2 * (lane % 4);
+  D* const bottom = top + 8 * o.ldd;
+  const bool top_in = row < o.m, bottom_in = row + 8 < o.m;
+#pragma unroll
+  for (int q = 0; q < N / 4; ++q) {
+    const float2 v = accumulator_pair(d, q);
+    if (q % 2 ? bottom_in : top_in) store_pair<D>((q % 2 ? bottom : top) + (q / 2) * 8, o.alpha * v.x, o.alpha * v.y);
+  }
+}
+
 /// One warpgroup's m64nN accumulators at (row0, col0) of D, from registers (one loop per type of
 /// D: a type branch per element would spread the loop over the instruction cache).
 template <int N, typename Reg>
 __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t row0, std::int64_t col0, const Reg* d) {
+  const bool plain = plain_pairs<N>(o, col0);
   with_output_type(o, [&](auto tag) {
     using D = typename decltype(tag)::type;
+    if (plain) return store_plain_pairs<D, N>(o, row0, col0, d);
+    if (o.beta == 0.f) {  // no C, but columns past N or stores that cannot pair
+      for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+        if (r >= o.m || c >= o.n) return;
+        D* at = static_cast<D*>(o.d) + r * o.ldd + c;
+        if (c + 1 < o.n && reinterpret_cast<std::uintptr_t>(at) % (2 * sizeof(D)) == 0) {
+          store_pair<D>(at, o.alpha * v.x, o.alpha * v.y);
+        } else {
+          at[0] = convert_to<D>(o.alpha * v.x);
+          if (c + 1 < o.n) at[1] = convert_to<D>(o.alpha * v.y);
+        }
+      });
+      return;
+    }
     for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
       if (r >= o.m) return;
       const float pair[2] = {v.x, v.y};
@@ -97,6 +148,15 @@ __device__ __forceinline__ void store_accumulators_transposed(const Output& o, s
                                                               std::int64_t col0, const Reg* d) {
   with_output_type(o, [&](auto tag) {
     using D = typename decltype(tag)::type;
+    if (o.beta == 0.f) {  // no C: a conversion and a store per element, D's row bound checked
+      for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+        if (r >= rows) return;
+        D* at = static_cast<D*>(o.d) + c * o.ldd + r;
+        if (c < o.m) *at = convert_to<D>(o.alpha * v.x);
+        if (c + 1 < o.m) at[o.ldd] = convert_to<D>(o.alpha * v.y);
+      });
+      return;
+    }
     for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
       if (r >= rows) return;
       if (c < o.m) store_run_as<D, 1>(o, c, r, &v.x);

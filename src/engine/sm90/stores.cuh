@@ -22,6 +22,17 @@ __device__ __forceinline__ float load_element(const void* base, DataType t, std:
   }
 }
 
+/// v rounded to D's type (__half, __nv_bfloat16 or float).
+template <typename D>
+__device__ __forceinline__ D convert_to(float v) {
+  if constexpr (std::is_same_v<D, float>)
+    return v;
+  else if constexpr (std::is_same_v<D, __half>)
+    return __float2half_rn(v);
+  else
+    return __float2bfloat16_rn(v);
+}
+
 /// W consecutive values of a 16-bit type as one word (W = 1, 2 or 4).
 template <int W> struct Word16;
 template <> struct Word16<1> { using type = unsigned short; };
