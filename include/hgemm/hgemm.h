@@ -175,15 +175,16 @@ Status gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, fl
 /// `batch` independent GEMMs C_i = alpha·op(A_i)·op(B_i) + beta·C_i, matrix i of each operand at
 /// element offset i·stride from its base (a stride of 0 repeats one A or B for every product;
 /// C's matrices must not overlap: stride_c ≥ ldc·M, or the call is refused). All problems share
-/// sizes, ops and leading dimensions; every one is validated and its kernel chosen before the
-/// first launch. Each product is one launch of the chosen kernel on options.stream.
+/// sizes, ops and leading dimensions; every one is validated before anything is launched. On
+/// Hopper the engine runs the whole batch in one launch; other kernels launch once per product.
 Status gemm_strided_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                             const __half* a, std::int64_t lda, std::int64_t stride_a, const __half* b,
                             std::int64_t ldb, std::int64_t stride_b, float beta, __half* c, std::int64_t ldc,
                             std::int64_t stride_c, std::int64_t batch, const GemmOptions& options = {});
 
 /// As gemm_strided_batched, with the matrices given by arrays of `batch` device pointers. The
-/// arrays themselves are host memory (read during the call, not kept).
+/// arrays themselves are host memory (read during the call, not kept). Matrices evenly spaced in
+/// memory (as a strided tensor's are) run as one strided batch; others one launch per product.
 Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                     const __half* const* a, std::int64_t lda, const __half* const* b, std::int64_t ldb, float beta,
                     __half* const* c, std::int64_t ldc, std::int64_t batch, const GemmOptions& options = {});

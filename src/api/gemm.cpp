@@ -22,6 +22,19 @@ MatmulArgs in_place_f16(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::i
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
+/// The stride in elements between consecutive pointers of p[0..batch) if they are evenly spaced
+/// at a non-negative, whole-element distance (then the batch can run as a strided one); else -1.
+template <typename T>
+std::int64_t common_stride(T* const* p, std::int64_t batch) {
+  if (batch < 2) return 0;
+  auto at = [&](std::int64_t i) { return reinterpret_cast<std::uintptr_t>(p[i]); };
+  if (at(1) < at(0) || (at(1) - at(0)) % sizeof(T) != 0) return -1;
+  const std::uintptr_t step = at(1) - at(0);
+  for (std::int64_t i = 2; i < batch; ++i)
+    if (at(i) - at(i - 1) != step || at(i) < at(i - 1)) return -1;
+  return static_cast<std::int64_t>(step / sizeof(T));
+}
+
 }  // namespace
 
 Status resolve_kernel(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, const __half* a,
@@ -57,6 +70,13 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
   if (batch > 0 && (!a || !b || !c))
     return detail::fail(Status::NullPointer,
                         std::string("the ") + (!a ? "A" : !b ? "B" : "C") + " pointer array is null");
+  // Evenly spaced matrices (what a strided tensor's batch gives) run as one strided launch; C's
+  // must not overlap, which the strided call checks.
+  const std::int64_t stride_a = common_stride(a, batch), stride_b = common_stride(b, batch),
+                     stride_c = common_stride(c, batch);
+  if (batch > 1 && stride_a >= 0 && stride_b >= 0 && stride_c >= ldc * m && m > 0 && n > 0)
+    return gemm_strided_batched(op_a, op_b, m, n, k, alpha, a[0], lda, stride_a, b[0], ldb, stride_b, beta, c[0], ldc,
+                                stride_c, batch, options);
   auto product = [&](std::int64_t i) {
     return detail::typed_problem(in_place_f16(op_a, op_b, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc),
                                  options.accum);

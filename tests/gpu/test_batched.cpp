@@ -1,6 +1,8 @@
 // The batched API on a real device: every product of a batch against the fp64 reference, for
 // batch = 1, 3 and 64, ragged shapes, strided (including a broadcast A with stride 0) and
-// pointer-array forms, through "auto" and explicitly named kernels of each family.
+// pointer-array forms, through "auto" and explicitly named kernels of each family. Pointer arrays
+// come evenly spaced (run as one strided launch) and in reverse order (one launch per product).
+#include <algorithm>
 #include <cstring>
 
 #include "gpu_util.h"
@@ -16,6 +18,7 @@ struct BatchCase {
   bool pointer_arrays;
   bool broadcast_a;  // stride_a = 0: one A for every product
   bool aligned = false;  // leading dimensions and strides multiples of 8 (for aligned-only kernels)
+  bool reversed = false;  // pointer arrays from the last matrix to the first: no common stride
 };
 
 std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
@@ -23,7 +26,7 @@ std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
   std::string s = c.kernel + (c.accum == Accum::F16 ? "_acc16_" : "_acc32_") + (c.op_a == Op::N ? "n" : "t") +
                   (c.op_b == Op::N ? "n" : "t") + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
                   std::to_string(c.k) + "_b" + std::to_string(c.batch) + (c.pointer_arrays ? "_ptrs" : "_strided") +
-                  (c.broadcast_a ? "_bcastA" : "") + (c.aligned ? "_aligned" : "");
+                  (c.broadcast_a ? "_bcastA" : "") + (c.aligned ? "_aligned" : "") + (c.reversed ? "_reversed" : "");
   for (char& ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;
@@ -47,6 +50,11 @@ std::vector<BatchCase> batch_cases() {
     out.push_back({"skinny.m16_mma_nt", Accum::F16, Op::N, Op::T, 7, 300, 130, batch, batch != 3, batch == 3, true});
     out.push_back({"auto", Accum::F16, Op::N, Op::N, 300, 200, 500, batch, batch == 64, false, true});
   }
+  for (const char* kernel : {"auto", "engine.sm90"})
+    for (std::int64_t batch : {3, 64}) {
+      out.push_back({kernel, Accum::F32, Op::N, Op::N, 37, 129, 41, batch, true, false, false, true});
+      out.push_back({kernel, Accum::F32, Op::T, Op::T, 200, 136, 72, batch, true, false, true, true});
+    }
   return out;
 }
 
@@ -93,6 +101,8 @@ TEST_P(Batched, EveryProductMatchesReference) {
     for (std::int64_t i = 0; i < batch; ++i) {
       pa.push_back(da.get() + i * stride_a), pb.push_back(db.get() + i * stride_b), pc.push_back(dc.get() + i * stride_c);
     }
+    if (bc.reversed)  // product i is still A_i·B_i into C_i, listed from the last
+      std::reverse(pa.begin(), pa.end()), std::reverse(pb.begin(), pb.end()), std::reverse(pc.begin(), pc.end());
     s = gemm_batched(bc.op_a, bc.op_b, bc.m, bc.n, bc.k, alpha, pa.data(), lda, pb.data(), ldb, beta, pc.data(), ldc,
                      batch, opt);
   } else {
