@@ -20,6 +20,8 @@
 #             (bench-types-<dtype>-<op>.json), then the llm suite in bf16 (bench-llm-bf16.json)
 #   batched   the batched suite (strided batches, 4 to 1024 products) in f16 and bf16 against cuBLAS's
 #             strided-batched call, op nt, for HGEMM_SM90_TOP (default auto) (bench-batched-<dtype>.json)
+#   grouped   the grouped suite (MoE layers, contiguous layout, group sizes on the device) in f16 and
+#             bf16, op nt, against cublasGemmGroupedBatchedEx and a loop of cuBLAS calls (bench-grouped-<dtype>.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   profile   ncu's time, DRAM and L2 counters for every GEMM kernel (ours and cuBLAS's) launched on
 #             HGEMM_PROFILE_SHAPES (profile.csv, summarised in the log): where a shape's time goes
@@ -28,7 +30,7 @@
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
 # Environment:
 #   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench banks python"; also "sm90",
-#                       "tc", "auto", "unaligned", "decode", "types", "batched", "profile")
+#                       "tc", "auto", "unaligned", "decode", "types", "batched", "grouped", "profile")
 #   HGEMM_CUDA_ARCHS    architectures to compile (default: the GPU's own, 90a on an H100/H200)
 #   HGEMM_BUILD_DIR     build folder (default build-gpu)
 #   HGEMM_BENCH_ARGS    extra hgemm-bench arguments (e.g. --kernels 'cuda.*')
@@ -198,6 +200,16 @@ if want batched; then
   cat "$out/bench-batched.txt" >>"$log"
 fi
 
+if want grouped; then
+  : >"$out/bench-grouped.txt"
+  for dtype in f16 bf16; do
+    timeout 600 "$build/tools/hgemm-bench" --suite grouped --op nt --dtype "$dtype" --out "$dtype" --accum f32 \
+      --json "$out/bench-grouped-$dtype.json" >>"$out/bench-grouped.txt" 2>>"$log"
+    summary+=("bench grouped $dtype: rc $?")
+  done
+  cat "$out/bench-grouped.txt" >>"$log"
+fi
+
 if want tc; then
   for op in nn nt; do
     timeout 300 "$build/tools/hgemm-bench" --kernels 'wmma.*,mma.*' --shapes 4096x4096x4096,8192x8192x8192 --op $op \
@@ -277,6 +289,7 @@ echo
 [ -f "$out/bench-sm90.txt" ] && cat "$out/bench-sm90.txt"
 [ -f "$out/bench-types.txt" ] && cat "$out/bench-types.txt"
 [ -f "$out/bench-batched.txt" ] && cat "$out/bench-batched.txt"
+[ -f "$out/bench-grouped.txt" ] && cat "$out/bench-grouped.txt"
 echo
 echo "== gpu-check summary ($gpu)"
 printf '  %s\n' "${summary[@]}" | tee -a "$log"

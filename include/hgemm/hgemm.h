@@ -159,6 +159,64 @@ Status matmul(const MatmulArgs& args, const MatmulOptions& options = {});
 /// none can). Arguments are validated as in matmul; nothing is launched.
 Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std::string* kernel_id);
 
+/// How the groups of a grouped_matmul (mixture-of-experts) lie in A and D.
+enum class GroupedLayout : std::uint8_t {
+  /// MoE forward: A is M×K (op N) or K×M (op T) and D is M×N, their rows (A's columns for op T)
+  /// sorted by group; offsets[g] is the END row of group g (cumulative, like torch._grouped_mm's
+  /// `offs`), so group g is rows [offsets[g-1], offsets[g]) with offsets[-1] = 0. M is only an
+  /// upper bound of the rows (what A and D hold); rows of D from offsets[G-1] on are not written.
+  Contiguous = 0,
+  /// MoE decode (CUDA graphs with a fixed shape): A_g and D_g are M×K (or K×M) and M×N matrices
+  /// stride_a and stride_d apart; m_valid[g] rows of group g count, and D_g's rows from
+  /// m_valid[g] on are not written.
+  Masked = 1,
+};
+
+/// A grouped product, one launch for every group, with the group sizes on the device:
+///
+///   D_g = alpha · op(A_g) · op(B_g)        for g in [0, groups)
+///
+/// B_g is matrix g of B (K×N with op N, N×K with op T), stride_b elements after B_{g-1} (0: one
+/// B for every group). The sizes (offsets or m_valid: int32, device memory) are never read by
+/// the host, so the call needs no synchronisation and a captured CUDA graph replays correctly
+/// with new sizes written into the same memory. A size outside [0, M] is clamped to it, and
+/// decreasing offsets give empty groups: nothing outside D's M rows is ever read or written.
+/// Types as in MatmulArgs (A and B f16 or bf16, D f16, bf16 or f32); there is no C (beta = 0).
+/// K = 0 writes zeros to the groups' rows. Whole tiles only: the result does not depend on the
+/// other groups, the SM count or timing (bitwise repeatable).
+struct GroupedMatmulArgs {
+  GroupedLayout layout = GroupedLayout::Contiguous;
+  Op op_a = Op::N, op_b = Op::N;
+  std::int64_t groups = 0;         ///< G, at most kMaxGroupedGroups
+  std::int64_t m = 0;              ///< Contiguous: rows of A and D (≥ Σ group rows); Masked: rows per group
+  std::int64_t n = 0, k = 0;
+  float alpha = 1.f;
+  const std::int32_t* offsets = nullptr;  ///< Contiguous only: G cumulative end rows, device memory
+  const std::int32_t* m_valid = nullptr;  ///< Masked only: G row counts, device memory
+  const void* a = nullptr;
+  std::int64_t lda = 0;
+  std::int64_t stride_a = 0;  ///< Masked: elements from A_g to A_{g+1} (0: one A); Contiguous: must be 0
+  DataType a_type = DataType::F16;
+  const void* b = nullptr;
+  std::int64_t ldb = 0;
+  std::int64_t stride_b = 0;  ///< elements from B_g to B_{g+1} (0: one B for every group)
+  DataType b_type = DataType::F16;
+  void* d = nullptr;
+  std::int64_t ldd = 0;
+  std::int64_t stride_d = 0;  ///< Masked: elements from D_g to D_{g+1} (≥ ldd·M); Contiguous: must be 0
+  DataType d_type = DataType::F16;
+};
+
+/// The most groups one grouped_matmul takes (the kernel keeps a table of them in shared memory).
+constexpr std::int64_t kMaxGroupedGroups = 4096;
+
+/// Runs `args` (see GroupedMatmulArgs) in one launch on options.stream. Needs an sm_90 GPU and a
+/// build with sm_90a code (else UnsupportedArch); options.kernel must be "auto" or
+/// "engine.sm90". Arguments are validated before anything is launched (Status and
+/// last_error_message() say what is wrong). The K-grouped layout (weight gradients) is not
+/// implemented.
+Status grouped_matmul(const GroupedMatmulArgs& args, const MatmulOptions& options = {});
+
 /// The kernel that `gemm` would run for this problem with kernel = "auto" (empty string and a
 /// status if none can). Sizes and pointers are validated as in gemm; nothing is launched.
 Status resolve_kernel(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "engine/sm90/grouped.h"
 #include "engine/sm90/params.h"
 
 namespace hgemm::detail {
@@ -174,6 +175,14 @@ engine::Plan plan_engine(const Matmul& p, const Device& d) {
     choice = persistent_choice(shape, p.n, p.m, p.k, d, p.batch);  // the swapped problem
   }
   return engine::make_plan(p, d, choice);
+}
+
+/// Grouped problems take one kernel, whole 128×128 tiles over every SM: the group sizes are
+/// known only on the device, so nothing about them can choose a tile, a split or a grid. 128
+/// columns give small groups twice the units of 256 to spread over the SMs, and leave shared
+/// memory for the groups' table.
+engine::Plan plan_grouped(const GroupedMatmul& p, const Device& d) {
+  return engine::make_grouped_plan(p, d, {KernelShape::Grouped128x128, Scheduler::Grouped, 1, 0});
 }
 
 }  // namespace hgemm::detail

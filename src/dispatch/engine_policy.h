@@ -3,6 +3,7 @@
 // cluster split-K), and from that the whole plan. Pure host code.
 #pragma once
 
+#include "common/grouped_matmul.h"
 #include "common/matmul.h"
 #include "dispatch/device.h"
 #include "engine/sm90/plan.h"
@@ -11,6 +12,9 @@ namespace hgemm::detail {
 
 /// The engine's plan for one product of p on d.
 engine::Plan plan_engine(const Matmul& p, const Device& d);
+
+/// The engine's plan for a grouped problem (one launch for every group).
+engine::Plan plan_grouped(const GroupedMatmul& p, const Device& d);
 
 /// The scheduler a persistent kernel of this shape runs the (kernel's) problem m × n × k with, for
 /// a batch of `batch` products: cluster split-K, stream-K, split-K or whole tiles (the rules are

@@ -136,6 +136,31 @@ TEST(BenchConfig, BatchedSuiteCarriesItsBatches) {
   for (const Shape& x : with_batch(s, 3)) EXPECT_GT(x.batch, 3) << x.str();
 }
 
+TEST(BenchConfig, GroupedSuiteHasItsGroupsAndUnevenSizes) {
+  std::set<std::string> names;
+  for (const Shape& x : suite_shapes("grouped")) {
+    names.insert(x.str());
+    const std::vector<std::int64_t> rows = grouped_rows(x.groups, x.m);
+    ASSERT_EQ(static_cast<std::int64_t>(rows.size()), x.groups);
+    std::int64_t sum = 0, empty = 0;
+    for (std::int64_t r : rows) {
+      EXPECT_EQ(r % 16, 0) << x.str();
+      sum += r, empty += r == 0;
+    }
+    EXPECT_EQ(sum, x.m) << x.str();
+    EXPECT_GE(empty, 1) << x.str();
+    EXPECT_NE(*std::min_element(rows.begin(), rows.end()), *std::max_element(rows.begin(), rows.end())) << x.str();
+  }
+  for (const char* want : {"16384x4096x7168g8", "32768x2048x4096g64", "4096x1536x2048g128", "64x4096x7168g8"})
+    EXPECT_TRUE(names.count(want)) << want;
+  EXPECT_EQ(grouped_rows(8, 64), (std::vector<std::int64_t>{16, 0, 16, 16, 0, 16, 0, 0}));
+  EXPECT_EQ(grouped_rows(1, 48), (std::vector<std::int64_t>{48}));
+  EXPECT_THROW(grouped_rows(4, 100), std::invalid_argument);
+  for (const Shape& x : with_groups(parse_shapes("4096x4096x4096"), 16)) EXPECT_EQ(x.groups, 16);
+  EXPECT_THROW(parse_groups("0"), std::invalid_argument);
+  EXPECT_EQ(parse_groups("64"), 64);
+}
+
 TEST(BenchConfig, SuitesExist) {
   for (const std::string& name : suite_names()) EXPECT_FALSE(suite_shapes(name).empty()) << name;
   EXPECT_THROW(suite_shapes("huge"), std::invalid_argument);

@@ -44,7 +44,8 @@ std::int64_t parse_dim(const std::string& text, const std::string& whole) {
 
 std::string Shape::str() const {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-         (batch != 1 ? "b" + std::to_string(batch) : "") + (ld ? ":ld" + std::to_string(ld) : "");
+         (batch != 1 ? "b" + std::to_string(batch) : "") + (groups > 0 ? "g" + std::to_string(groups) : "") +
+         (ld ? ":ld" + std::to_string(ld) : "");
 }
 
 Layout layout_of(const Shape& s, Op op_a, Op op_b) {
@@ -90,7 +91,7 @@ std::vector<Shape> parse_shapes(const std::string& text) {
   return shapes;
 }
 
-std::vector<std::string> suite_names() { return {"square", "llm", "ragged", "ladder", "auto", "batched"}; }
+std::vector<std::string> suite_names() { return {"square", "llm", "ragged", "ladder", "auto", "batched", "grouped"}; }
 
 std::vector<Shape> suite_shapes(const std::string& name) {
   if (name == "square")
@@ -121,7 +122,40 @@ std::vector<Shape> suite_shapes(const std::string& name) {
   if (name == "batched")  // attention-sized heads, many small products, and a few large ones
     return {{64, 64, 64, 0, 1024},  {256, 256, 256, 0, 256}, {1024, 1024, 128, 0, 32},
             {512, 512, 64, 0, 512}, {4096, 4096, 512, 0, 8},  {4096, 4096, 4096, 0, 4}};
-  throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder, auto, batched)");
+  if (name == "grouped")  // MoE layers (groups, rows in all, N, K): prefill, many experts, decode; grouped_rows
+    return {{16384, 4096, 7168, 0, 1, 8}, {32768, 2048, 4096, 0, 1, 64}, {4096, 1536, 2048, 0, 1, 128},
+            {64, 4096, 7168, 0, 1, 8}};
+  throw std::invalid_argument("unknown suite '" + name + "' (square, llm, ragged, ladder, auto, batched, grouped)");
+}
+
+std::vector<std::int64_t> grouped_rows(std::int64_t groups, std::int64_t total) {
+  if (total % 16 != 0 || total < 0)
+    throw std::invalid_argument("a grouped shape's M (" + std::to_string(total) + ") must be a multiple of 16");
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(groups), 0);
+  auto empty = [&](std::int64_t g) { return (groups > 1 && g == 1) || (groups >= 4 && g == groups - 1); };
+  std::int64_t weights = 0;
+  for (std::int64_t g = 0; g < groups; ++g) weights += empty(g) ? 0 : 1 + (5 * g + 2) % 7;
+  std::int64_t blocks = total / 16, given = 0;
+  for (std::int64_t g = 0; g < groups; ++g)
+    if (!empty(g)) given += rows[g] = blocks * (1 + (5 * g + 2) % 7) / weights;
+  for (std::int64_t g = 0; given < blocks; g = (g + 1) % groups)
+    if (!empty(g)) ++rows[g], ++given;
+  for (std::int64_t& r : rows) r *= 16;
+  return rows;
+}
+
+std::int64_t parse_groups(const std::string& text) {
+  try {
+    return parse_batch(text);  // the same rule: a positive integer
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("bad groups '" + text + "': expected a positive integer (groups of a grouped shape)");
+  }
+}
+
+std::vector<Shape> with_groups(std::vector<Shape> shapes, std::int64_t groups) {
+  for (Shape& s : shapes)
+    if (s.groups == 0) s.groups = groups;
+  return shapes;
 }
 
 std::pair<Op, Op> parse_op(const std::string& text) {

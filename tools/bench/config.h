@@ -16,7 +16,8 @@ struct Shape {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t ld = 0;     ///< lda = ldb = ldc (0: each the stored width of its matrix)
   std::int64_t batch = 1;  ///< products in the strided batch, each matrix right after the previous one
-  std::string str() const;  ///< "MxNxK", with "bB" when batch ≠ 1 and ":ldL" when ld is set
+  std::int64_t groups = 0;  ///< > 0: a grouped problem of this many groups, M rows in all (grouped_rows)
+  std::string str() const;  ///< "MxNxK", with "bB" when batch ≠ 1, "gG" for groups and ":ldL" when ld is set
 };
 
 /// Where a shape's matrices lie: stored sizes (row-major), leading dimensions, and the strided
@@ -46,6 +47,18 @@ std::vector<std::string> suite_names();
 std::int64_t parse_batch(const std::string& text);
 /// Gives every shape without a batch of its own (batch 1) `batch` products.
 std::vector<Shape> with_batch(std::vector<Shape> shapes, std::int64_t batch);
+
+/// The rows of each group of a grouped benchmark shape with `groups` groups and `total` rows (a
+/// multiple of 16): uneven, each a multiple of 16, group 1 empty and, from 4 groups on, the last
+/// one too. The non-empty groups get total/16 blocks of 16 rows in proportion to the weights
+/// 1 + (5g + 2) mod 7, the blocks left by rounding down one each from the first group on.
+/// Throws std::invalid_argument when total is not a multiple of 16.
+std::vector<std::int64_t> grouped_rows(std::int64_t groups, std::int64_t total);
+
+/// Parses a --groups value: a positive integer. Throws std::invalid_argument.
+std::int64_t parse_groups(const std::string& text);
+/// Makes every shape that is not grouped a grouped problem of `groups` groups (M rows in all).
+std::vector<Shape> with_groups(std::vector<Shape> shapes, std::int64_t groups);
 
 /// Parses "nn", "nt", "tn", "tt" (any case). Throws std::invalid_argument.
 std::pair<Op, Op> parse_op(const std::string& text);

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "device_info.h"
+#include "grouped.h"
 #include "peak.h"
 #include "report.h"
 #include "runner.h"
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
   using namespace hgemm::bench;
   CLI::App app{"hgemm-bench: time hgemm kernels against cuBLAS (same run, interleaved) and check their results"};
   std::string kernel_patterns, shapes_text, suite = "ladder", op_text = "nn", accum_text = "both", json_path, csv_path;
-  std::string dtype_text = "f16", out_text = "f16", batch_text;
+  std::string dtype_text = "f16", out_text = "f16", batch_text, groups_text;
   RunOptions opt;
   bool list = false, peak = false;
   app.add_option("--kernels", kernel_patterns,
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
                                     "(64x64x64b1024), :ldL lda = ldb = ldc = L (4096x4096x4096:ld4099)");
   app.add_option("--suite", suite,
                  "named shape set: square, llm, ragged, ladder, auto, batched (strided batches, each shape with "
-                 "its own batch count)")
+                 "its own batch count), grouped (MoE layers, each shape with its own groups)")
       ->excludes(shapes_opt);
   app.add_option("--op", op_text, "op(A) op(B): nn, nt, tn or tt");
   app.add_option("--accum", accum_text,
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
                  "type of C and D: f16, bf16 or f32, or several comma-separated, each a run of its own (default f16)");
   app.add_option("--batch", batch_text,
                  "run every shape without a batch of its own as a strided batch of this many products (default 1)");
+  app.add_option("--groups", groups_text,
+                 "run every shape without groups of its own as a grouped problem (contiguous layout) of this many "
+                 "groups, M rows in all, sized as the grouped suite documents; timed against "
+                 "cublasGemmGroupedBatchedEx and a loop of cuBLAS calls (--kernels does not apply)");
   app.add_option("--warmup", opt.warmup, "untimed rounds before timing")->check(CLI::NonNegativeNumber);
   app.add_option("--iters", opt.iters, "timed launches per kernel")->check(CLI::PositiveNumber);
   app.add_option("--seed", opt.seed, "seed of the random inputs");
@@ -61,6 +66,9 @@ int main(int argc, char** argv) {
   try {
     opt.shapes = shapes_text.empty() ? suite_shapes(suite) : parse_shapes(shapes_text);
     if (!batch_text.empty()) opt.shapes = with_batch(opt.shapes, parse_batch(batch_text));
+    if (!groups_text.empty()) opt.shapes = with_groups(opt.shapes, parse_groups(groups_text));
+    for (const Shape& s : opt.shapes)
+      if (s.groups > 0) grouped_rows(s.groups, s.m);  // M a multiple of 16, before any GPU work
     std::tie(opt.op_a, opt.op_b) = parse_op(op_text);
     for (const Shape& s : opt.shapes) layout_of(s, opt.op_a, opt.op_b);  // an ld too small, before any GPU work
     opt.in_type = parse_input_type(dtype_text);
@@ -96,7 +104,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hgemm-bench on %s (%d SMs, max SM clock %d MHz), driver %s, cuBLAS %s\n",
                  header.gpu.c_str(), header.sm_count, header.sm_clock_max_mhz, header.driver.c_str(),
                  header.cublas.c_str());
-    const std::vector<Row> rows = run_benchmark(opt, print_progress, &header.notes);
+    // Grouped shapes go to their own runner; the others to the kernels' one.
+    RunOptions plain = opt;
+    plain.shapes.clear();
+    for (const Shape& s : opt.shapes)
+      if (s.groups == 0) plain.shapes.push_back(s);
+    std::vector<Row> rows = plain.shapes.empty() ? std::vector<Row>() : run_benchmark(plain, print_progress, &header.notes);
+    const std::vector<Row> grouped = run_grouped_benchmark(opt, print_progress);
+    rows.insert(rows.end(), grouped.begin(), grouped.end());
     std::cout << format_table(rows) << "\n" << format_summary(summarize(rows)) << std::flush;
     if (!json_path.empty()) std::ofstream(json_path) << to_json(header, rows).dump(2) << "\n";
     if (!csv_path.empty()) std::ofstream(csv_path) << to_csv(rows);

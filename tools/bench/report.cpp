@@ -10,7 +10,7 @@
 
 namespace hgemm::bench {
 
-std::string shape_string(const Row& r) { return Shape{r.m, r.n, r.k, r.ld, r.batch}.str(); }
+std::string shape_string(const Row& r) { return Shape{r.m, r.n, r.k, r.ld, r.batch, r.groups}.str(); }
 
 std::vector<Summary> summarize(const std::vector<Row>& rows) {
   using Key = std::tuple<std::string, std::string, std::string, std::string>;

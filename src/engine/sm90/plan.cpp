@@ -42,6 +42,7 @@ const char* shape_name(KernelShape s) {
     case KernelShape::Swapped64x32: return "swapped tile 64x32";
     case KernelShape::Swapped128x16: return "swapped tile 128x16";
     case KernelShape::Swapped128x32: return "swapped tile 128x32";
+    case KernelShape::Grouped128x128: return "grouped 128x128";
   }
   return "?";
 }
@@ -53,6 +54,7 @@ const char* scheduler_name(Scheduler s) {
     case Scheduler::SplitK: return "split-K";
     case Scheduler::StreamK: return "stream-K";
     case Scheduler::ClusterSplitK: return "cluster split-K";
+    case Scheduler::Grouped: return "grouped";
   }
   return "?";
 }
@@ -102,6 +104,7 @@ void tile_of(KernelShape s, int* bm, int* bn) {
     case KernelShape::Swapped64x32: *bm = 64, *bn = 32; return;
     case KernelShape::Swapped128x16: *bm = 128, *bn = 16; return;
     case KernelShape::Swapped128x32: *bm = 128, *bn = 32; return;
+    case KernelShape::Grouped128x128: *bm = 128, *bn = 128; return;
   }
 }
 

@@ -29,6 +29,7 @@ enum class KernelShape : std::uint8_t {
   Swapped64x32,
   Swapped128x16,
   Swapped128x32,
+  Grouped128x128,  ///< persistent 128×128 single CTAs over the units of a grouped problem (grouped.h)
 };
 
 enum class Scheduler : std::uint8_t {
@@ -37,6 +38,7 @@ enum class Scheduler : std::uint8_t {
   SplitK,         ///< persistent, each tile's K in splits; fp32 partials and a second pass
   StreamK,        ///< persistent, the last tiles' K shared between clusters (hand-over in workspace)
   ClusterSplitK,  ///< one cluster per tile, its CTAs the splits, added in distributed shared memory
+  Grouped,        ///< persistent, whole tiles of groups sized on the device (grouped_schedule.h)
 };
 
 /// What the dispatch policy decides for the engine.

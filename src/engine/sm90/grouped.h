@@ -1,0 +1,43 @@
+// The engine's grouped launches (mixture-of-experts layouts, sizes on the device): what the
+// kernel receives, its plan and its launch. The scheduler is grouped_schedule.h, the kernel
+// grouped.cuh, its instantiations kernels_grouped.cu.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "common/grouped_matmul.h"
+#include "dispatch/device.h"
+#include "engine/sm90/launch.h"
+#include "engine/sm90/params.h"
+#include "engine/sm90/plan.h"
+
+namespace hgemm::detail::engine {
+
+/// The grouped kernel's tile: 128 rows (two consumer warpgroups) by 128 columns, single CTAs with
+/// a 5-slot ring, which leaves room in shared memory for the table of up to kMaxGroupedGroups.
+constexpr int kGroupedBM = 128, kGroupedBN = 128;
+
+struct GroupedParams {
+  std::int64_t n = 0, k = 0;
+  int bound = 0;      ///< M of the call: contiguous, rows of A and D; masked, rows per group
+  int groups = 0;
+  bool masked = false;
+  const std::int32_t* sizes = nullptr;  ///< offsets or m_valid, device memory
+  int a_steps = 1, b_steps = 1;         ///< whether A (masked) and B step with the group (0: one shared matrix)
+  Output out;  ///< D, alpha and D's type; stride_d between masked groups (m is set per group)
+};
+
+/// The plan of a grouped problem: the grid is the SMs, or fewer when the sizes cannot make
+/// that many units (grouped_units_bound); the store path by D's type (staged rows for 16-bit D,
+/// registers for f32: both clip at a group's last row).
+Plan make_grouped_plan(const GroupedMatmul& p, const Device& d, const EngineChoice& choice);
+
+/// Launches the grouped kernel for l's operand majors and types (kernels_grouped.cu).
+Status launch_grouped_kernel(const KernelLaunch& l, const GroupedParams& p, std::string* message);
+
+/// Runs p as `plan` says on `stream` (nothing when the plan's grid is 0).
+Status launch_grouped(const Plan& plan, const GroupedMatmul& p, cudaStream_t stream, std::string* message);
+
+}  // namespace hgemm::detail::engine
