@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import hgemm
+from hgemm.bench_grouped import SHAPES, grouped_rows
 
 torch = pytest.importorskip("torch")
 
@@ -163,8 +164,21 @@ def test_binding_errors():
         hgemm.grouped_mm(a, b, offs, out=d)
 
 
-def test_grouped_mm_needs_no_torch():
-    code = "import sys, hgemm; hgemm.grouped_mm; assert 'torch' not in sys.modules; print('ok')"
+def test_grouped_rows_is_hgemm_benchs_rule():
+    """The same sizes as tools/bench/config.cpp's grouped_rows (its test's values)."""
+    assert grouped_rows(8, 64) == [16, 0, 16, 16, 0, 16, 0, 0]
+    assert grouped_rows(1, 48) == [48]
+    with pytest.raises(ValueError, match="multiple of 16"):
+        grouped_rows(4, 100)
+    for g, m, _, _ in SHAPES:
+        rows = grouped_rows(g, m)
+        assert len(rows) == g and sum(rows) == m and 0 in rows and min(rows) != max(rows)
+        assert all(r % 16 == 0 for r in rows)
+
+
+def test_bench_and_grouped_mm_need_no_torch():
+    code = ("import sys, hgemm, hgemm.bench_grouped; hgemm.grouped_mm; assert 'torch' not in sys.modules; "
+            "print('ok')")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "ok"
 
 
@@ -435,7 +449,7 @@ def test_odd_sizes_and_unaligned_operands(dtype):
 @pytest.mark.parametrize("dtype", [F16, BF16])
 def test_matches_torch_grouped_mm(dtype):
     """The same sizes as torch._grouped_mm (bfloat16 on its device kernel, float16 its fallback)."""
-    rows = [128, 0, 256, 128, 0, 384, 128, 0]
+    rows = grouped_rows(8, 1024)
     a, b = rand(1024, 256, dtype=dtype), rand(8, 128, 256, dtype=dtype).mT
     offs = offsets(rows)
     ours = hgemm.grouped_mm(a, b, offs)
