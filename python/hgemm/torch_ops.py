@@ -343,15 +343,20 @@ def _k_grouped_shape(a, b, offs):
     return (offs.shape[0], a.shape[0], b.shape[1])
 
 
-def _torch_readable(t):
-    """t, or a copy with 16-byte-aligned rows: torch._grouped_mm reads only a row- or column-major
-    matrix whose pointer and leading dimension are multiples of 16 bytes."""
+def _torch_readable(t, column_major):
+    """t, or a copy with 16-byte-aligned rows (columns): what torch._grouped_mm reads. Its K-grouped
+    kernel takes any group sizes only with a column-major and b row-major (otherwise it asserts on
+    the device that every size is a multiple of 8), so a copy keeps that layout."""
     (rows, cols), (s0, s1) = t.shape, t.stride()
-    if t.data_ptr() % 16 == 0 and ((s1 == 1 and s0 >= max(1, cols) and s0 % 8 == 0)
-                                   or (s0 == 1 and s1 >= max(1, rows) and s1 % 8 == 0)):
+    if column_major:
+        readable = s0 == 1 and s1 >= max(1, rows) and s1 % 8 == 0
+    else:
+        readable = s1 == 1 and s0 >= max(1, cols) and s0 % 8 == 0
+    if readable and t.data_ptr() % 16 == 0:
         return t
-    padded = t.new_empty(rows, (cols + 7) // 8 * 8)[:, :cols]
-    return padded.copy_(t)
+    if column_major:
+        return t.new_empty(cols, (rows + 7) // 8 * 8)[:, :rows].t().copy_(t)
+    return t.new_empty(rows, (cols + 7) // 8 * 8)[:, :cols].copy_(t)
 
 
 def _k_grouped_mm_cuda(a, b, offs):
@@ -365,7 +370,7 @@ def _k_grouped_mm_cuda(a, b, offs):
         return a.new_zeros(shape)
     ends = torch.cummax(offs.clamp(0, a.shape[1]), 0).values.to(torch.int32)
     if a.dtype is BF16 and hasattr(torch, "_grouped_mm"):
-        out = torch._grouped_mm(_torch_readable(a), _torch_readable(b), offs=ends)
+        out = torch._grouped_mm(_torch_readable(a, True), _torch_readable(b, False), offs=ends)
         return out if out.is_contiguous() else out.contiguous()  # torch pads rows to 16 bytes
     if torch.cuda.is_current_stream_capturing():
         raise RuntimeError("hgemm::grouped_mm's weight gradient for float16 reads the group offsets on the host "
