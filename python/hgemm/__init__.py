@@ -11,20 +11,23 @@ a and b are float16 or bfloat16 (one dtype for both), out float16, bfloat16 or f
 Arrays are used where they lie: a row-major array with a padded row (stride > width) is a
 leading dimension, a transposed view is op T, and 3-D arrays are batches of matrices with
 torch.matmul's broadcasting. torch and cupy inputs get a new array of their own kind when `out` is
-None; for other frameworks pass `out`.
+None; for other frameworks pass `out`. grouped_mm is torch._grouped_mm's mixture-of-experts product
+(one launch for every group, the group sizes read on the GPU).
 
-With torch, `hgemm.torch_ops` registers torch.ops.hgemm.mm and torch.ops.hgemm.matmul (autograd,
-torch.compile, CUDA graphs) and `hgemm.nn.Linear` is a drop-in for torch.nn.Linear; both load on
-first use, so `import hgemm` itself never imports torch.
+With torch, `hgemm.torch_ops` registers torch.ops.hgemm.mm, hgemm.matmul and hgemm.grouped_mm
+(autograd, torch.compile, CUDA graphs) and `hgemm.nn.Linear` is a drop-in for torch.nn.Linear;
+both load on first use, so `import hgemm` itself never imports torch.
 """
 
 import sys
 
 from ._hgemm import gemm as _gemm
 from ._hgemm import gemm_views as _gemm_views
+from ._hgemm import grouped_gemm as _grouped_gemm
+from ._hgemm import grouped_gemm_views as _grouped_gemm_views
 from ._hgemm import kernels as _kernels
 
-__all__ = ["matmul", "kernels"]
+__all__ = ["matmul", "grouped_mm", "kernels"]
 
 
 def __getattr__(name):
@@ -287,3 +290,118 @@ def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a,
     if out_dtype is None:
         return op(a, b, accum=accum, kernel_id=kernel)
     return op(a, b, accum=accum, kernel_id=kernel, out_dtype=_torch_dtype(torch, out_dtype))
+
+
+# ---- grouped products (mixture of experts) ----
+
+_K_GROUPED = ("hgemm.grouped_mm: a 2-D a and a 2-D b (the K-grouped product of weight gradients, "
+              "out[g] = a[:, s_g:e_g] · b[s_g:e_g, :]) is not implemented: hgemm has no K-grouped layout yet "
+              "(torch._grouped_mm computes it for bfloat16)")
+_N_GROUPED = ("hgemm.grouped_mm: a 3-D a and a 2-D b (groups along b's columns) is not implemented: hgemm "
+              "groups the rows of a (2-D a, 3-D b, offs) or whole matrices (3-D a and b)")
+
+
+def _grouped_shape(sa, sb, has_offs, has_m_valid):
+    """The output shape of grouped_mm for operands of shapes sa and sb, with the errors of torch._grouped_mm
+    for the layouts hgemm computes, NotImplementedError for the others."""
+    if len(sa) not in (2, 3) or len(sb) not in (2, 3):
+        raise ValueError(f"hgemm.grouped_mm takes 2-D or 3-D operands, got {len(sa)}-D and {len(sb)}-D")
+    if len(sb) == 2:
+        raise NotImplementedError(_K_GROUPED if len(sa) == 2 else _N_GROUPED)
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"hgemm.grouped_mm: contraction dimensions do not match: a is {'x'.join(map(str, sa))}, "
+                         f"b is {'x'.join(map(str, sb))}")
+    if len(sa) == 2:
+        if not has_offs:
+            raise ValueError("hgemm.grouped_mm: a 2-D a (the rows of every group) needs offs, the groups' "
+                             "cumulative end rows")
+        if has_m_valid:
+            raise ValueError("hgemm.grouped_mm: m_valid is for 3-D a (the masked layout); a 2-D a takes offs")
+        return (sa[0], sb[2])
+    if has_offs:
+        raise ValueError("hgemm.grouped_mm: offs is not taken with a 3-D a and b (each group is a whole matrix; "
+                         "m_valid gives rows per group)")
+    if sa[0] != sb[0]:
+        raise ValueError(f"hgemm.grouped_mm: a has {sa[0]} groups but b has {sb[0]}")
+    return (sa[0], sa[1], sb[2])
+
+
+def _check_sizes(sizes, name, groups):
+    shape = getattr(sizes, "shape", None)
+    if shape is None:
+        raise TypeError(f"{name} must be an int32 array on the GPU, got {type(sizes).__name__}")
+    if len(shape) != 1 or int(shape[0]) != groups:
+        raise ValueError(f"hgemm.grouped_mm: {name} must be 1-D with one entry per group ({groups}), got shape "
+                         f"{tuple(int(s) for s in shape)}")
+
+
+def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
+    """Grouped products in one launch, as torch._grouped_mm (mixture-of-experts layers):
+
+    * a 2-D (ΣM×K, the rows of every group sorted by group), b 3-D (G×K×N) and offs (G int32, the
+      groups' cumulative END rows, on the GPU): out[s_g:e_g] = a[s_g:e_g] · b[g], with s_g = offs[g-1]
+      (0 for g = 0) and e_g = offs[g]; out is ΣM×N and its rows from offs[-1] on are not written.
+    * a and b 3-D (G×M×K and G×K×N), no offs: out[g] = a[g] · b[g], G×M×N. hgemm's own keyword
+      m_valid (G int32 on the GPU) counts the rows of each group that matter: rows of out[g] from
+      m_valid[g] on are then not written (the masked layout: a fixed shape for CUDA graphs).
+
+    The group sizes are read on the GPU only (no synchronisation; a captured CUDA graph replays with
+    new sizes written into the same tensor). A size outside [0, rows] is clamped, decreasing offsets
+    give empty groups. a and b are float16 or both bfloat16; out_dtype float16, bfloat16 or float32
+    (default a's dtype; torch._grouped_mm takes bfloat16 only). Any strides: a transposed view (such
+    as weights stored G×N×K passed as w.transpose(-2, -1)) is op T, without a copy. out, when given,
+    must have row-major rows. A 2-D b (torch's K-grouped and N-grouped forms) raises
+    NotImplementedError. torch tensors that need grad, tensor subclasses and calls under
+    torch.compile go through torch.ops.hgemm.grouped_mm (autograd; out= is then refused). Raises
+    TypeError (dtypes, not on a GPU), ValueError (shapes, strides), RuntimeError (CUDA errors).
+    """
+    sa, sb = _shape(a, "a"), _shape(b, "b")
+    shape = _grouped_shape(sa, sb, offs is not None, m_valid is not None)
+    sizes, masked = (m_valid, True) if len(sa) == 3 else (offs, False)
+    if sizes is not None:
+        _check_sizes(sizes, "m_valid" if masked else "offs", sb[0])
+    torch = _torch()
+    if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        plain = _PLAIN or _plain_types(torch)
+        if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
+                or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
+            if out is not None:
+                raise ValueError("hgemm.grouped_mm with tensors that require grad (or under torch.compile) "
+                                 "returns a new tensor: out= would drop the gradient")
+            from . import torch_ops
+
+            dtype = None if out_dtype is None else _torch_dtype(torch, out_dtype)
+            return torch_ops.grouped_mm(a, b, offs, m_valid, out_dtype=dtype)
+        if out is None:
+            out = torch.empty(shape, dtype=a.dtype if out_dtype is None else _torch_dtype(torch, out_dtype),
+                              device=a.device)
+        elif out_dtype is not None:
+            _check_out_dtype(out, out_dtype)
+        if type(out) is torch.Tensor and (sizes is None or type(sizes) is torch.Tensor):
+            va, vb, vo = _torch_view(torch, a, "a"), _torch_view(torch, b, "b"), _torch_view(torch, out, "out")
+            stream = _torch_stream(torch, va[5]) if va[5] >= 0 else 0
+            if sizes is None:  # a plain batch: the batched matmul, one launch
+                _gemm_views(va, vb, vo, 1.0, 0.0, "f32", "auto", False, False, stream)
+            else:
+                _grouped_gemm_views(va, vb, vo, _torch_sizes(torch, sizes, "m_valid" if masked else "offs"), masked,
+                                    stream)
+            return out
+    if out is None:
+        out = _new_like(a, shape, out_dtype)
+    elif out_dtype is not None:
+        _check_out_dtype(out, out_dtype)
+    stream = _default_stream(a)
+    if sizes is None:
+        _gemm(a, b, out, 1.0, 0.0, "f32", "auto", False, False, int(stream))
+    else:
+        _grouped_gemm(a, b, out, sizes, masked, int(stream))
+    return out
+
+
+def _torch_sizes(torch, t, name):
+    """(data_ptr, count, device) of an int32 tensor of group sizes, for the native layer."""
+    if t.dtype != torch.int32:
+        raise TypeError(f"{name} must have dtype int32 ({str(t.dtype).replace('torch.', '')} given)")
+    if t.dim() != 1 or (t.shape[0] > 1 and t.stride(0) != 1):
+        raise ValueError(f"{name} must be a contiguous 1-D tensor")
+    return (t.data_ptr(), t.shape[0], t.get_device())

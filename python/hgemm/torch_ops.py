@@ -6,6 +6,8 @@ module the first time it routes a torch tensor that needs grad, or any call unde
 
     hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
     hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
+    hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, ScalarType? out_dtype=None)
+        -> Tensor
 
 mm: a is M×K, b is K×N. matmul: 2-D or 3-D operands with torch.matmul's broadcasting: M×K by
 batch×K×N, batch×M×K by K×N, or two batches of equal size (a batch of one is shared). Both take
@@ -17,16 +19,20 @@ out_dtype (float16, bfloat16 or float32; None: a's dtype); accum is "f32" or "f1
 and output only), kernel_id "auto" or an id from hgemm.kernels() (not `kernel`: inductor's
 fallback kernels take that name themselves). Gradients come in the inputs' dtype.
 
+grouped_mm: hgemm.grouped_mm's products (the contiguous layout with offs, a batch, or the masked
+layout with m_valid), one launch; see hgemm.grouped_mm and the autograd section below.
+
 The operators are registered with torch.library.Library define/impl rather than
 torch.library.custom_op, whose wrapper costs more host time per call.
 """
 
 import torch
 
-from . import _check_kernel, _out_shape, _torch_codes, _torch_stream, _torch_view
+from . import _check_kernel, _grouped_shape, _out_shape, _torch_codes, _torch_stream, _torch_view
 from ._hgemm import gemm_views as _gemm_views
+from ._hgemm import grouped_gemm_views as _grouped_gemm_views
 
-__all__ = ["mm", "matmul"]
+__all__ = ["mm", "matmul", "grouped_mm"]
 
 F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
 _CODE = _torch_codes(torch)  # dtype -> the dtype code of a native view
@@ -269,3 +275,187 @@ _register_autograd("matmul", _matmul_cuda)
 
 mm = torch.ops.hgemm.mm.default
 matmul = torch.ops.hgemm.matmul.default
+
+
+# ---- grouped_mm ----
+#
+# hgemm::grouped_mm is hgemm.grouped_mm as an operator: a 2-D a with offs (the contiguous layout), a
+# 3-D a with m_valid (the masked layout) or a plain batch (3-D a and b, neither: the batched matmul).
+# The group sizes stay on the GPU, so the operator is CUDA-graph safe with sizes that change between
+# replays. hgemm::_k_grouped_mm is the K-grouped product the weight gradient needs (see below).
+
+# m_valid is not keyword-only: register_autograd takes no keyword-only tensors.
+_lib.define("grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, ScalarType? out_dtype=None) "
+            "-> Tensor")
+_lib.define("_k_grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor")
+
+
+def _check_sizes(sizes, name, groups):
+    if sizes.dtype != torch.int32:
+        raise TypeError(f"hgemm::grouped_mm: {name} must have dtype int32, got {sizes.dtype}")
+    if sizes.dim() != 1 or sizes.shape[0] != groups:
+        raise ValueError(f"hgemm::grouped_mm: {name} must be 1-D with one entry per group ({groups}), got shape "
+                         f"{tuple(sizes.shape)}")
+
+
+def _grouped_mm_shape(a, b, offs, m_valid, out_dtype):
+    _check_args("grouped_mm", a, b, "f32", "auto", out_dtype)
+    shape = _grouped_shape(tuple(a.shape), tuple(b.shape), offs is not None, m_valid is not None)
+    if offs is not None:
+        _check_sizes(offs, "offs", b.shape[0])
+    if m_valid is not None:
+        _check_sizes(m_valid, "m_valid", b.shape[0])
+    return shape
+
+
+def _grouped_mm_cuda(a, b, offs=None, m_valid=None, *, out_dtype=None):
+    shape = _grouped_mm_shape(a, b, offs, m_valid, out_dtype)
+    dtype = a.dtype if out_dtype is None else out_dtype
+    a, va = _view(a)
+    b, vb = _view(b)
+    sizes = offs if offs is not None else m_valid
+    if sizes is None:  # a plain batch: the batched matmul
+        return _launch(va, vb, shape, dtype, "f32", "auto")
+    sizes = sizes.contiguous()
+    device = va[5]
+    out = torch.empty(shape, dtype=dtype, device=device if device >= 0 else "cpu")
+    rows, cols = shape[-2], shape[-1]
+    vo = (out.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
+    if len(shape) == 3:
+        vo += (shape[0], rows * cols)
+    _grouped_gemm_views(va, vb, vo, (sizes.data_ptr(), sizes.shape[0], sizes.get_device()), m_valid is not None,
+                        _torch_stream(torch, device) if device >= 0 else 0)
+    return out
+
+
+def _grouped_mm_fake(a, b, offs=None, m_valid=None, *, out_dtype=None):
+    shape = _grouped_mm_shape(a, b, offs, m_valid, out_dtype)
+    return a.new_empty(shape, dtype=a.dtype if out_dtype is None else out_dtype)
+
+
+def _k_grouped_shape(a, b, offs):
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0] or offs.dim() != 1 or offs.dtype != torch.int32:
+        raise ValueError(f"hgemm::_k_grouped_mm takes a P×S and an S×Q tensor and 1-D int32 offs, got "
+                         f"{tuple(a.shape)}, {tuple(b.shape)} and {offs.dim()}-D {offs.dtype}")
+    if a.dtype not in (F16, BF16) or b.dtype is not a.dtype:
+        raise TypeError(f"hgemm::_k_grouped_mm takes float16 or bfloat16 tensors of one dtype, got {a.dtype} and "
+                        f"{b.dtype}")
+    return (offs.shape[0], a.shape[0], b.shape[1])
+
+
+def _torch_readable(t, column_major):
+    """t, or a copy with 16-byte-aligned rows (columns): what torch._grouped_mm reads. Its K-grouped
+    kernel takes any group sizes only with a column-major and b row-major (otherwise it asserts on
+    the device that every size is a multiple of 8), so a copy keeps that layout."""
+    (rows, cols), (s0, s1) = t.shape, t.stride()
+    if column_major:
+        readable = s0 == 1 and s1 >= max(1, rows) and s1 % 8 == 0
+    else:
+        readable = s1 == 1 and s0 >= max(1, cols) and s0 % 8 == 0
+    if readable and t.data_ptr() % 16 == 0:
+        return t
+    if column_major:
+        return t.new_empty(cols, (rows + 7) // 8 * 8)[:, :rows].t().copy_(t)
+    return t.new_empty(rows, (cols + 7) // 8 * 8)[:, :cols].copy_(t)
+
+
+def _k_grouped_mm_cuda(a, b, offs):
+    """out[g] = a[:, s_g:e_g] · b[s_g:e_g, :], with the forward's sizes: offsets clamped to [0, S] and
+    made nondecreasing. bfloat16 runs torch._grouped_mm on the device (no synchronisation, CUDA-graph
+    safe). hgemm has no K-grouped kernel yet, and torch's takes bfloat16 only, so float16 runs one
+    hgemm product per group, which reads the offsets on the host: a synchronisation, refused
+    during CUDA-graph capture."""
+    shape = _k_grouped_shape(a, b, offs)
+    if 0 in shape or a.shape[1] == 0:
+        return a.new_zeros(shape)
+    ends = torch.cummax(offs.clamp(0, a.shape[1]), 0).values.to(torch.int32)
+    if a.dtype is BF16 and hasattr(torch, "_grouped_mm"):
+        out = torch._grouped_mm(_torch_readable(a, True), _torch_readable(b, False), offs=ends)
+        return out if out.is_contiguous() else out.contiguous()  # torch pads rows to 16 bytes
+    if torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("hgemm::grouped_mm's weight gradient for float16 reads the group offsets on the host "
+                           "(hgemm has no K-grouped kernel yet and torch._grouped_mm takes bfloat16 only), which a "
+                           "CUDA graph cannot capture: use bfloat16, or compute this backward outside the graph")
+    from . import matmul
+
+    out = a.new_empty(shape)
+    start = 0
+    with torch.no_grad():  # hgemm.matmul's direct path, also under create_graph
+        for g, end in enumerate(ends.tolist()):
+            matmul(a[:, start:end], b[start:end], out=out[g])  # an empty group: K = 0 writes zeros
+            start = end
+    return out
+
+
+def _k_grouped_mm_fake(a, b, offs):
+    return a.new_empty(_k_grouped_shape(a, b, offs))
+
+
+def _refuse_cpu_any(name):
+    def refuse(a, b, *args, **kwargs):
+        raise TypeError(f"hgemm::{name} runs on CUDA tensors, got {a.device} and {b.device}")
+    return refuse
+
+
+for _name, _cuda, _fake in (("grouped_mm", _grouped_mm_cuda, _grouped_mm_fake),
+                            ("_k_grouped_mm", _k_grouped_mm_cuda, _k_grouped_mm_fake)):
+    _lib.impl(_name, _cuda, "CUDA")
+    _lib.impl(_name, _refuse_cpu_any(_name), "CPU")
+    torch.library.register_fake(f"hgemm::{_name}", _fake, lib=_lib)
+
+
+# Autograd of grouped_mm. D_g = A_g·B_g for the rows of group g gives
+#   dA_g = dD_g·B_gᵀ: grouped_mm itself on the same sizes, with b's matrices as transposed views
+#        (op T, no copy); rows of a in no group get zeros (no output depends on them);
+#   dB_g = A_gᵀ·dD_g: for the contiguous layout the K-grouped product (_k_grouped_mm: torch's
+#        device kernel for bfloat16, a synchronising loop of hgemm products for float16); for the
+#        masked layout a batched hgemm product of a and dD with the rows past m_valid zeroed; for a
+#        plain batch the batched product.
+# Gradients come in the inputs' dtype; offs and m_valid get none.
+
+def _grouped_setup(ctx, inputs, keyword_only_inputs, output):
+    a, b, offs, m_valid = inputs
+    need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    ctx.save_for_backward(a if need_b else None, b if need_a else None, offs, m_valid)
+    ctx.dtype = a.dtype
+    ctx.a_transposed, ctx.b_transposed = _transposed(a), _transposed(b)
+
+
+def _grouped_backward(ctx, grad):
+    a, b, offs, m_valid = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    if grad.dtype != ctx.dtype:
+        grad = grad.to(ctx.dtype)
+    da = db = None
+    if offs is not None:
+        rows = grad.shape[0]
+        if need_a:
+            if offs.shape[0] == 0:
+                da = grad.new_zeros(rows, b.shape[1])
+            else:
+                da = torch.ops.hgemm.grouped_mm.default(grad, b.mT, offs)
+                unused = torch.arange(rows, device=grad.device) >= offs.max().clamp(0, rows)
+                da = da.masked_fill_(unused.unsqueeze(1), 0)
+        if need_b:
+            if ctx.b_transposed:  # b views G×N×K storage: dBᵀ_g = dD_gᵀ·A_g, laid out like b
+                db = torch.ops.hgemm._k_grouped_mm.default(grad.mT, a, offs).mT
+            else:
+                db = torch.ops.hgemm._k_grouped_mm.default(a.mT, grad, offs)
+    elif m_valid is not None:
+        unused = (torch.arange(grad.shape[1], device=grad.device) >= m_valid.unsqueeze(1)).unsqueeze(2)
+        if need_a:
+            da = torch.ops.hgemm.grouped_mm.default(grad, b.mT, None, m_valid).masked_fill_(unused, 0)
+        if need_b:
+            # rows past m_valid take no part: zeroed in both factors (a's may hold anything, even NaN)
+            db = _product(a.masked_fill(unused, 0).mT, grad.masked_fill(unused, 0), ctx.b_transposed)
+    else:
+        if need_a:
+            da = _product(grad, b.mT, ctx.a_transposed)
+        if need_b:
+            db = _product(a.mT, grad, ctx.b_transposed)
+    return da, db, None, None
+
+
+torch.library.register_autograd("hgemm::grouped_mm", _grouped_backward, setup_context=_grouped_setup, lib=_lib)
+
+grouped_mm = torch.ops.hgemm.grouped_mm.default

@@ -1,7 +1,8 @@
-// The Python extension module hgemm._hgemm: the typed hgemm::matmul over any DLPack array (torch,
-// cupy, jax, numpy for the error paths). Arrays are used in place: strides give the leading
-// dimension, a transposed view becomes op T and a batch stride of 0 repeats a matrix, without a
-// copy; each array's dtype is its operand's DataType. python/hgemm/__init__.py wraps this.
+// The Python extension module hgemm._hgemm: the typed hgemm::matmul and hgemm::grouped_matmul over
+// any DLPack array (torch, cupy, jax, numpy for the error paths). Arrays are used in place: strides
+// give the leading dimension, a transposed view becomes op T and a batch stride of 0 repeats a
+// matrix, without a copy; each array's dtype is its operand's DataType. python/hgemm/__init__.py
+// wraps this.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -361,6 +362,165 @@ double cpp_seconds_per_call(const Array& a, const Array& b, MutArray out, const 
   return seconds / iters;
 }
 
+// ---- grouped products (hgemm::grouped_matmul) ----
+
+// The group sizes of a grouped call: offs (contiguous layout, cumulative end rows) or m_valid (masked
+// layout, rows per group), int32 in GPU memory, read only by the kernel.
+struct Sizes {
+  const char* name;
+  std::uintptr_t data = 0;
+  std::int64_t count = 0;
+  bool on_gpu = false;
+  int device = -1;
+  std::string where_text;
+};
+
+Sizes sizes_of(const Array& s, const char* name) {
+  if (s.ndim() != 1)
+    throw nb::value_error((std::string(name) + " must be 1-D (one entry per group), got " + std::to_string(s.ndim()) +
+                           "-D")
+                              .c_str());
+  const nb::dlpack::dtype t = s.dtype();
+  if (t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int) || t.bits != 32 || t.lanes != 1)
+    throw nb::type_error((std::string(name) + " must have dtype int32 (" + dlpack_type_name(t) + " given)").c_str());
+  if (s.shape(0) > 1 && s.stride(0) != 1)
+    throw nb::value_error((std::string(name) + " must be contiguous (stride 1)").c_str());
+  Sizes z;
+  z.name = name;
+  z.data = reinterpret_cast<std::uintptr_t>(s.data());
+  z.count = static_cast<std::int64_t>(s.shape(0));
+  const int type = s.device_type();
+  z.on_gpu = type == nb::device::cuda::value || type == nb::device::cuda_managed::value;
+  z.device = s.device_id();
+  z.where_text = "DLPack device type " + std::to_string(type);
+  return z;
+}
+
+// (data_ptr, count, device or -1 for the CPU) of a contiguous int32 tensor, from the torch fast path.
+Sizes sizes_of_numbers(const nb::tuple& t, const char* name) {
+  if (t.size() != 3) throw nb::type_error("internal: group sizes are 3 numbers (data_ptr, count, device)");
+  Sizes z;
+  z.name = name;
+  z.data = nb::cast<std::uintptr_t>(t[0]);
+  z.count = nb::cast<std::int64_t>(t[1]);
+  z.device = nb::cast<int>(t[2]);
+  z.on_gpu = z.device >= 0;
+  z.where_text = "the CPU";
+  return z;
+}
+
+struct GroupedCall {
+  hgemm::GroupedMatmulArgs args;
+  int device = -1;
+};
+
+// The contiguous layout (masked = false): a is ΣM×K (2-D; a transposed view is op T), b G×K×N,
+// out ΣM×N, sizes the G cumulative end rows. The masked layout: a G×M×K, b G×K×N, out G×M×N,
+// sizes the G row counts. b's matrices may be transposed views (op T) or one matrix repeated
+// (batch stride 0); out's rows must be row-major, since the groups are its rows.
+GroupedCall prepare_grouped(const View& a, const View& b, const View& out, const Sizes& sizes, bool masked,
+                            bool need_gpu = true) {
+  for (const View* v : {&a, &b, &out}) check_matrices(*v);
+  check_types(a, b, out, hgemm::Accum::F32);
+  if (a.ndim != (masked ? 3 : 2)) {
+    const char* want = masked ? "the masked layout takes a 3-D a (groups×M×K)"
+                              : "the contiguous layout takes a 2-D a (the rows of every group × K)";
+    throw nb::value_error((want + (", got " + std::to_string(a.ndim)) + "-D").c_str());
+  }
+  if (b.ndim != 3) throw nb::value_error(("b must be 3-D (groups×K×N), got " + std::to_string(b.ndim) + "-D").c_str());
+  const std::int64_t groups = b.batch, m = a.rows, k = a.cols, n = b.cols;
+  if (sizes.count != groups)
+    throw nb::value_error((std::string(sizes.name) + " has " + std::to_string(sizes.count) + " entries but b has " +
+                           std::to_string(groups) + " groups")
+                              .c_str());
+  if (masked && a.batch != groups)
+    throw nb::value_error(("a has " + std::to_string(a.batch) + " groups but b has " + std::to_string(groups)).c_str());
+  if (b.rows != k)
+    throw nb::value_error(("shapes do not match: a's rows are " + std::to_string(k) + " wide but b's matrices are " +
+                           std::to_string(b.rows) + "x" + std::to_string(n))
+                              .c_str());
+  if (out.ndim != a.ndim || out.rows != m || out.cols != n || (masked && out.batch != groups))
+    throw nb::value_error(("out must be " + (masked ? std::to_string(groups) + "x" : std::string()) +
+                           std::to_string(m) + "x" + std::to_string(n) + ", got " + dims(out))
+                              .c_str());
+  const Layout la = layout_of(a), lb = layout_of(b), lo = layout_of(out);
+  if (lo.op != hgemm::Op::N)
+    throw nb::value_error("out must have row-major rows (unit column stride): the groups are its rows");
+  GroupedCall call;
+  call.device = a.device;
+  hgemm::GroupedMatmulArgs& x = call.args;
+  x.layout = masked ? hgemm::GroupedLayout::Masked : hgemm::GroupedLayout::Contiguous;
+  x.op_a = la.op, x.op_b = lb.op;
+  x.groups = groups, x.m = m, x.n = n, x.k = k;
+  (masked ? x.m_valid : x.offsets) = reinterpret_cast<const std::int32_t*>(sizes.data);
+  x.a = reinterpret_cast<const void*>(a.data), x.lda = la.ld, x.a_type = a.data_type();
+  x.b = reinterpret_cast<const void*>(b.data), x.ldb = lb.ld, x.b_type = b.data_type();
+  x.d = reinterpret_cast<void*>(out.data), x.ldd = lo.ld, x.d_type = out.data_type();
+  x.stride_b = batch_stride(b);
+  if (masked) x.stride_a = batch_stride(a), x.stride_d = batch_stride(out);
+  if (need_gpu) {
+    for (const View* v : {&a, &b, &out}) check_cuda(*v);
+    if (!sizes.on_gpu)
+      throw nb::type_error((std::string(sizes.name) + " is not in CUDA memory (" + sizes.where_text +
+                            "); the kernel reads the group sizes on the GPU")
+                               .c_str());
+    if (a.device != b.device || a.device != out.device || a.device != sizes.device)
+      throw nb::value_error(("a, b, out and " + std::string(sizes.name) + " must be on the same GPU").c_str());
+  }
+  return call;
+}
+
+void grouped_call(const View& a, const View& b, const View& out, const Sizes& sizes, bool masked,
+                  std::uintptr_t stream) {
+  const GroupedCall call = prepare_grouped(a, b, out, sizes, masked);
+  hgemm::MatmulOptions opt;
+  opt.stream = reinterpret_cast<cudaStream_t>(stream);
+  hgemm::Status s;
+  {
+    nb::gil_scoped_release release;
+    int previous = 0;
+    cudaGetDevice(&previous);
+    if (previous != call.device) cudaSetDevice(call.device);
+    s = hgemm::grouped_matmul(call.args, opt);
+    if (previous != call.device) cudaSetDevice(previous);
+  }
+  if (s != hgemm::Status::Success) raise_status(s);
+}
+
+void grouped_gemm(const Array& a, const Array& b, MutArray out, const Array& sizes, bool masked,
+                  std::uintptr_t stream) {
+  grouped_call(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"),
+               sizes_of(sizes, masked ? "m_valid" : "offs"), masked, stream);
+}
+
+void grouped_gemm_views(const nb::tuple& a, const nb::tuple& b, const nb::tuple& out, const nb::tuple& sizes,
+                        bool masked, std::uintptr_t stream) {
+  grouped_call(view_of_numbers(a, "a"), view_of_numbers(b, "b"), view_of_numbers(out, "out"),
+               sizes_of_numbers(sizes, masked ? "m_valid" : "offs"), masked, stream);
+}
+
+// What grouped_gemm would pass to the library, launching nothing and accepting host memory (for
+// the CPU tests of the layout logic).
+nb::dict describe_grouped(const Array& a, const Array& b, const Array& out, const Array& sizes, bool masked) {
+  const hgemm::GroupedMatmulArgs x =
+      prepare_grouped(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"),
+                      sizes_of(sizes, masked ? "m_valid" : "offs"), masked, false)
+          .args;
+  nb::dict d;
+  d["layout"] = masked ? "masked" : "contiguous";
+  d["op_a"] = x.op_a == hgemm::Op::N ? "n" : "t";
+  d["op_b"] = x.op_b == hgemm::Op::N ? "n" : "t";
+  d["groups"] = x.groups, d["m"] = x.m, d["n"] = x.n, d["k"] = x.k;
+  d["lda"] = x.lda, d["ldb"] = x.ldb, d["ldd"] = x.ldd;
+  d["stride_a"] = x.stride_a, d["stride_b"] = x.stride_b, d["stride_d"] = x.stride_d;
+  d["a"] = reinterpret_cast<std::uintptr_t>(x.a), d["b"] = reinterpret_cast<std::uintptr_t>(x.b);
+  d["d"] = reinterpret_cast<std::uintptr_t>(x.d);
+  d["sizes"] = reinterpret_cast<std::uintptr_t>(masked ? x.m_valid : x.offsets);
+  d["a_type"] = hgemm::data_type_name(x.a_type), d["b_type"] = hgemm::data_type_name(x.b_type);
+  d["d_type"] = hgemm::data_type_name(x.d_type);
+  return d;
+}
+
 // "f16", "bf16", "f32" for the DataType bits of KernelInfo::in_types / out_types.
 std::vector<std::string> type_names(unsigned bits) {
   std::vector<std::string> names;
@@ -414,6 +574,17 @@ NB_MODULE(_hgemm, m) {
         nb::arg("trans_b") = false, nb::arg("accum") = "f32",
         "The library call gemm would make for these arrays (ops, sizes, leading dimensions, pointers, batch, "
         "batch strides and operand types), without launching anything.");
+  m.def("grouped_gemm", &grouped_gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("sizes"),
+        nb::arg("masked"), nb::arg("stream"),
+        "hgemm::grouped_matmul into out, on `stream`. Contiguous layout (masked=False): a ΣM×K, b G×K×N, "
+        "out ΣM×N, sizes the G cumulative end rows (int32, GPU). Masked: a G×M×K, b G×K×N, out G×M×N, sizes "
+        "the G row counts. Rows of out past a group's rows are not written.");
+  m.def("grouped_gemm_views", &grouped_gemm_views, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("sizes"),
+        nb::arg("masked"), nb::arg("stream"),
+        "grouped_gemm with the arrays given as gemm_views takes them, and sizes as (data_ptr, count, device).");
+  m.def("describe_grouped", &describe_grouped, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("sizes"),
+        nb::arg("masked"),
+        "The hgemm::grouped_matmul call grouped_gemm would make for these arrays, without launching anything.");
   m.def("cpp_seconds_per_call", &cpp_seconds_per_call, nb::arg("a"), nb::arg("b"), nb::arg("out"),
         nb::arg("kernel"), nb::arg("iters"), nb::arg("stream"),
         "Host seconds per hgemm::matmul call made from C++ (for measuring the binding's overhead).");
