@@ -161,8 +161,7 @@ Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std:
 
 /// How the groups of a grouped_matmul (mixture-of-experts) lie in A and D.
 enum class GroupedLayout : std::uint8_t {
-  /// MoE forward: A is M×K (op N) or K×M (op T) and D is M×N, their rows (A's columns for op T)
-  /// sorted by group; offsets[g] is the END row of group g (cumulative, like torch._grouped_mm's
+  /// MoE forward: A is M×K (op N only) and D is M×N, their rows sorted by group; offsets[g] is the END row of group g (cumulative, like torch._grouped_mm's
   /// `offs`), so group g is rows [offsets[g-1], offsets[g]) with offsets[-1] = 0. M is only an
   /// upper bound of the rows (what A and D hold); rows of D from offsets[G-1] on are not written.
   Contiguous = 0,

@@ -361,6 +361,9 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     if sizes is not None:
         _check_sizes(sizes, "m_valid" if masked else "offs", sb[0])
     torch = _torch()
+    if (torch is not None and isinstance(a, torch.Tensor) and sizes is not None and not masked
+            and a.stride(-1) != 1 and a.shape[-1] > 1):
+        a = a.contiguous()  # the contiguous layout takes A row-major (its groups start at any row)
     if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         plain = _PLAIN or _plain_types(torch)
         if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()

@@ -311,6 +311,8 @@ def _grouped_mm_shape(a, b, offs, m_valid, out_dtype):
 def _grouped_mm_cuda(a, b, offs=None, m_valid=None, *, out_dtype=None):
     shape = _grouped_mm_shape(a, b, offs, m_valid, out_dtype)
     dtype = a.dtype if out_dtype is None else out_dtype
+    if offs is not None and a.stride(-1) != 1 and a.shape[-1] > 1:
+        a = a.contiguous()  # the contiguous layout takes A row-major (its groups start at any row)
     a, va = _view(a)
     b, vb = _view(b)
     sizes = offs if offs is not None else m_valid

@@ -446,6 +446,9 @@ GroupedCall prepare_grouped(const View& a, const View& b, const View& out, const
   const Layout la = layout_of(a), lb = layout_of(b), lo = layout_of(out);
   if (lo.op != hgemm::Op::N)
     throw nb::value_error("out must have row-major rows (unit column stride): the groups are its rows");
+  if (!masked && la.op != hgemm::Op::N)
+    throw nb::value_error("the contiguous layout takes a with row-major rows (unit column stride): its groups start "
+                          "at any row; pass a row-major copy");
   GroupedCall call;
   call.device = a.device;
   hgemm::GroupedMatmulArgs& x = call.args;

@@ -41,6 +41,10 @@ Status validate_shape(const GroupedMatmul& p) {
   if (!p.masked() && (p.stride_a != 0 || p.stride_d != 0))
     return fail(Status::InvalidArgument, "the contiguous layout has one A and one D (all groups' rows): stride_a "
                                          "and stride_d must be 0");
+  // A group starts at any row; a K×M A would have its groups start at any column, where its
+  // tensor map's boxes cannot begin (illegal instruction on the H200).
+  if (!p.masked() && p.op_a == Op::T)
+    return fail(Status::UnsupportedOp, "the contiguous layout takes A stored M×K (op_a = N); copy a K×M A first");
   return Status::Success;
 }
 

@@ -100,6 +100,16 @@ Status encode_box(CUtensorMap* map, const void* ptr, DataType type, std::int64_t
     *message = "the CUDA driver has no cuTensorMapEncodeTiled (driver too old for TMA)";
     return Status::CudaError;
   }
+  // The encoder is a driver call and needs a current context, which a thread that has made no
+  // runtime call yet (autograd's backward thread, say) lacks: a runtime call binds the device's.
+  thread_local bool bound = false;
+  if (!bound) {
+    if (cudaError_t err = cudaFree(nullptr); err != cudaSuccess) {
+      *message = std::string("binding the device's context failed: ") + cudaGetErrorString(err);
+      return Status::CudaError;
+    }
+    bound = true;
+  }
   const std::int64_t size = data_type_size(type);
   if (stride == 0 || batch == 1) batch = 1, stride = ((rows * ld * size + 15) / 16 * 16) / size;  // never stepped over
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(width), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(batch)};
