@@ -22,6 +22,10 @@
 #             strided-batched call, op nt, for HGEMM_SM90_TOP (default auto) (bench-batched-<dtype>.json)
 #   grouped   the grouped suite (MoE layers, contiguous layout, group sizes on the device) in f16 and
 #             bf16, op nt, against cublasGemmGroupedBatchedEx and a loop of cuBLAS calls (bench-grouped-<dtype>.json)
+#   epilogue  the fused epilogue against cuBLASLt's matching epilogue and against the unfused form
+#             (the plain product, then one elementwise pass): bias, bias+relu, bias+gelu_tanh,
+#             bias+gelu_tanh+aux, bias+gelu, bias+silu, on the llm suite, op nt, f16
+#             and bf16 (bench-epilogue-<dtype>.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   profile   ncu's time, DRAM and L2 counters for every GEMM kernel (ours and cuBLAS's) launched on
 #             HGEMM_PROFILE_SHAPES (profile.csv, summarised in the log): where a shape's time goes
@@ -30,7 +34,8 @@
 # Logs and JSON go to OUT_DIR (default: $OUT, else bench/out/gpu-check); a summary is printed last.
 # Environment:
 #   HGEMM_CHECK_STEPS   steps to run (default "build test sanitize bench banks python"; also "sm90",
-#                       "tc", "auto", "unaligned", "decode", "types", "batched", "grouped", "profile")
+#                       "tc", "auto", "unaligned", "decode", "types", "batched", "grouped", "epilogue",
+#                       "profile")
 #   HGEMM_CUDA_ARCHS    architectures to compile (default: the GPU's own, 90a on an H100/H200)
 #   HGEMM_BUILD_DIR     build folder (default build-gpu)
 #   HGEMM_BENCH_ARGS    extra hgemm-bench arguments (e.g. --kernels 'cuda.*')
@@ -274,6 +279,24 @@ if want python; then
     summary+=("python: not built (nanobind missing?)")
   fi
 fi
+if want epilogue; then
+  : >"$out/bench-epilogue.txt"
+  for dtype in f16 bf16; do
+    files=()
+    for epi in bias bias,relu bias,gelu_tanh bias,gelu_tanh,aux bias,gelu bias,silu; do
+      f="$out/bench-epilogue-$dtype-${epi//,/-}.json"
+      timeout 400 "$build/tools/hgemm-bench" --kernels "${HGEMM_SM90_TOP:-auto}" --suite llm \
+        --op nt --dtype "$dtype" --out "$dtype" --accum f32 --epilogue "$epi" --json "$f" \
+        >>"$out/bench-epilogue.txt" 2>>"$log"
+      summary+=("bench epilogue $dtype $epi: rc $?")
+      files+=("$f")
+    done
+    # One file per type: the rows of every epilogue run (each row names its epilogue and baseline).
+    python3 -c 'import json,sys; fs=[json.load(open(f)) for f in sys.argv[2:]]; h=fs[0]; h["rows"]=[r for f in fs for r in f["rows"]]; json.dump(h,open(sys.argv[1],"w"),indent=2)' \
+      "$out/bench-epilogue-$dtype.json" "${files[@]}" 2>>"$log" && rm -f "${files[@]}"
+  done
+  cat "$out/bench-epilogue.txt" >>"$log"
+fi
 
 # Canonical copies: bench-<suite>.json as <prefix>-<suite>.json (bench/results/README.md).
 prefix=${HGEMM_RESULTS_PREFIX:-$(echo "$gpu" | cut -d, -f1 | awk '{print tolower($NF)}')}
@@ -290,6 +313,7 @@ echo
 [ -f "$out/bench-types.txt" ] && cat "$out/bench-types.txt"
 [ -f "$out/bench-batched.txt" ] && cat "$out/bench-batched.txt"
 [ -f "$out/bench-grouped.txt" ] && cat "$out/bench-grouped.txt"
+[ -f "$out/bench-epilogue.txt" ] && cat "$out/bench-epilogue.txt"
 echo
 echo "== gpu-check summary ($gpu)"
 printf '  %s\n' "${summary[@]}" | tee -a "$log"

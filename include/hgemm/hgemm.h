@@ -2,6 +2,10 @@
 //
 //   D = alpha · op(A) · op(B) + beta · C        (row-major storage)
 //
+// and, with MatmulArgs::epilogue (fused into the engine's store of D):
+//
+//   D = act(alpha · op(A) · op(B) + beta · C + bias) · row_scale[r] · col_scale[c]
+//
 // matmul() is the typed call: A and B in f16 or bf16, C and D each in f16, bf16 or f32, f32
 // accumulation, D separate from C or the same memory, single or strided-batched. gemm() and its
 // batched forms are the f16 shorthand (C = alpha·op(A)·op(B) + beta·C, in place).
@@ -9,7 +13,7 @@
 // op(A) is M×K: with op_a = Op::N, A is stored M×K with lda ≥ K; with Op::T, A is stored K×M
 // with lda ≥ M. Likewise op(B) is K×N, and C and D are M×N with ldc, ldd ≥ N. Every leading
 // dimension must also be ≥ 1. beta = 0 never reads C (it may hold NaN, or be null); K = 0 gives
-// D = beta·C.
+// D = beta·C (then the epilogue: D = act(beta·C + bias)·scales).
 //
 // Results are deterministic: the same call on the same inputs gives the same bits. Where K is
 // split between CTAs the partial sums are added in a fixed order, so a result can depend on the
@@ -52,6 +56,7 @@ enum class Status : int {
   UnsupportedShape,   ///< the kernel handles only some shapes (e.g. skinny.m16_mma_nt: M <= 16)
   UnsupportedType,    ///< a data type or type combination the library or the kernel does not implement
   InvalidArgument,    ///< an argument outside its domain (e.g. C and D overlapping with different layouts)
+  UnsupportedEpilogue,  ///< a kernel named in the options that cannot apply MatmulArgs::epilogue
 };
 
 /// A short, fixed description of a status value.
@@ -107,11 +112,75 @@ struct KernelInfo {
 /// Every registered kernel, in ladder order within each family.
 const std::vector<KernelInfo>& kernels();
 
+/// The activation of the fused epilogue, applied to Z = alpha·acc + beta·C + bias in f32.
+/// NaN stays NaN; ±Inf gives what the formula gives in IEEE arithmetic (GELU(-Inf) and
+/// SiLU(-Inf) are NaN: -Inf · 0).
+enum class Activation : std::uint8_t {
+  None = 0,
+  ReLU = 1,      ///< max(z, 0) (NaN passes through)
+  GELU = 2,      ///< z · Φ(z) = z/2 · (1 + erf(z/√2)), PyTorch's gelu(approximate="none")
+  GELUTanh = 3,  ///< z/2 · (1 + tanh(√(2/π) · (z + 0.044715 z³))), gelu(approximate="tanh")
+  SiLU = 4,      ///< z · sigmoid(z) = z / (1 + e^-z)
+};
+
+/// "none", "relu", "gelu", "gelu_tanh" or "silu".
+const char* activation_name(Activation a);
+
+/// Which dimension of D a bias vector runs along.
+enum class BiasAlong : std::uint8_t {
+  None = 0,  ///< no bias
+  N = 1,     ///< one value per column of D: bias[c] (nn.Linear's bias; cuBLASLt's EPILOGUE_BIAS)
+  M = 2,     ///< one value per row of D: bias[r]
+};
+
+/// Operations fused into the store of D (the default is none of them):
+///
+///   Z = alpha·op(A)·op(B) + beta·C + bias            (f32)
+///   aux = Z                                          (optional, rounded to aux_type)
+///   D = act(Z) · row_scale[r] · col_scale[c]         (rounded once to D's type)
+///
+/// Each part is switched on by its own field (bias_along, activation, aux_output, scale_rows,
+/// scale_cols); a pointer whose switch is off is never read. Vectors and aux are device memory,
+/// aligned to their element size; for a strided batch, vector i (or aux matrix i) starts
+/// i·stride elements on (0: one vector for every product). aux is M×N row-major with
+/// ldaux ≥ N, the pre-activation for a backward pass (cuBLASLt's GELU_AUX), and must not overlap
+/// D or C. On Hopper the engine applies all of it in its epilogue, once per element, on every
+/// schedule (split-K and stream-K after the partial sums are added); elsewhere `auto` runs the
+/// product and then one elementwise pass over D, named "<kernel>+epilogue" by resolve_matmul
+/// (there Z is D's rounded value: one more rounding than fused), as does a cuBLAS baseline named
+/// in the options. A ladder kernel named in the options refuses an epilogue
+/// (Status::UnsupportedEpilogue).
+struct Epilogue {
+  BiasAlong bias_along = BiasAlong::None;
+  const void* bias = nullptr;       ///< N (BiasAlong::N) or M (BiasAlong::M) values
+  DataType bias_type = DataType::F32;
+  std::int64_t stride_bias = 0;     ///< elements between the vectors of a batch; 0: shared
+
+  Activation activation = Activation::None;
+
+  bool aux_output = false;          ///< write Z to aux
+  void* aux = nullptr;
+  DataType aux_type = DataType::F16;
+  std::int64_t ldaux = 0;
+  std::int64_t stride_aux = 0;      ///< ≥ ldaux·M when batch > 1
+
+  bool scale_rows = false, scale_cols = false;  ///< multiply D by row_scale[r] / col_scale[c] (f32)
+  const float* row_scale = nullptr;  ///< M values
+  const float* col_scale = nullptr;  ///< N values
+  std::int64_t stride_row_scale = 0, stride_col_scale = 0;
+
+  /// Whether any part is switched on.
+  bool enabled() const {
+    return bias_along != BiasAlong::None || activation != Activation::None || aux_output || scale_rows || scale_cols;
+  }
+};
+
 /// One typed matrix product, or a strided batch of them:
 ///
 ///   D_i = alpha · op(A_i) · op(B_i) + beta · C_i        for i in [0, batch)
 ///
-/// where matrix i of each operand starts `i · stride_x` elements after x. Sizes, ops and
+/// (then the fused `epilogue`, when one is set: bias, activation, aux, scales), where matrix i
+/// of each operand starts `i · stride_x` elements after x. Sizes, ops and
 /// leading dimensions are as in the file comment. Types:
 ///   * a_type and b_type: F16 or BF16, both the same;
 ///   * c_type and d_type: F16, BF16 or F32, independently of each other and of A's type.
@@ -138,6 +207,7 @@ struct MatmulArgs {
   DataType d_type = DataType::F16;
   std::int64_t batch = 1;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;  ///< in elements of each operand
+  Epilogue epilogue;  ///< bias, activation, aux output, scales (see Epilogue); none by default
 };
 
 /// Options of one matmul or gemm call.

@@ -7,6 +7,7 @@
 #include "api/errors.h"
 #include "api/matmul.h"
 #include "api/validate.h"
+#include "common/convert.h"
 #include "dispatch/device.h"
 #include "dispatch/policy.h"
 #include "registry/registry.h"
@@ -42,8 +43,24 @@ Status choose(const Matmul& p, std::string_view id, const Device& device, const 
   const KernelEntry* e = find_kernel(std::string(id));
   if (!e) return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
   if (Status s = check_supported(*e, p, device.cc, &why); s != Status::Success) return fail(s, why);
+  // A baseline (cuBLAS) named with an epilogue runs as auto would run it: then the elementwise
+  // pass. A ladder rung is a lesson in one kernel, and refuses.
+  if (p.epilogue.enabled() && !e->fuses_epilogue && !e->info.baseline)
+    return fail(Status::UnsupportedEpilogue,
+                e->info.id + " cannot apply a fused epilogue (bias, activation, aux, scales); use kernel \"auto\", "
+                             "which follows such a kernel with an elementwise pass, or \"engine.sm90\" on Hopper");
   *out = e;
   return Status::Success;
+}
+
+// Whether p's epilogue needs its own pass after entry e (auto's choice of a kernel that does
+// not fuse it).
+bool needs_epilogue_pass(const KernelEntry& e, const Matmul& p) { return p.epilogue.enabled() && !e.fuses_epilogue; }
+
+// D = epilogue(D) over every product, after a kernel that wrote alpha·op(A)·op(B) + beta·C.
+Status run_epilogue_pass(const Matmul& p, cudaStream_t stream, std::string* message) {
+  const TypedMatrices d{p.d, p.d_type, p.ldd, p.stride_d};
+  return finish_matrices(d, 1.f, d, fused_epilogue(p.epilogue), p.m, p.n, p.batch, stream, message);
 }
 
 // C copied into D (same type, f16) where the ladder's in-place kernels need it there.
@@ -90,6 +107,14 @@ Status run_matmul(const KernelEntry* e, const Matmul& p, cudaStream_t stream) {
   clear_error();
   if (!e || !p.d_used()) return Status::Success;  // empty D: nothing to compute
   std::string message;
+  if (needs_epilogue_pass(*e, p)) {
+    Matmul q = p;
+    q.epilogue = Epilogue{};
+    Status s = e->run ? e->run(q, stream, &message) : run_ladder(*e, q, stream, &message);
+    if (s != Status::Success) return fail(s, e->info.id + ": " + message);
+    s = run_epilogue_pass(p, stream, &message);
+    return s == Status::Success ? s : fail(s, "epilogue pass: " + message);
+  }
   const Status s = e->run ? e->run(p, stream, &message) : run_ladder(*e, p, stream, &message);
   return s == Status::Success ? s : fail(s, e->info.id + ": " + message);
 }
@@ -114,6 +139,17 @@ const char* data_type_name(DataType t) {
   return "unknown";
 }
 
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::None: return "none";
+    case Activation::ReLU: return "relu";
+    case Activation::GELU: return "gelu";
+    case Activation::GELUTanh: return "gelu_tanh";
+    case Activation::SiLU: return "silu";
+  }
+  return "unknown";
+}
+
 const std::vector<KernelInfo>& kernels() {
   static const std::vector<KernelInfo> list = [] {
     std::vector<KernelInfo> out;
@@ -134,7 +170,10 @@ Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std:
   const detail::Matmul p = detail::typed_problem(args, options.accum);
   const detail::KernelEntry* entry = nullptr;
   const Status s = detail::prepare_matmul(p, options.kernel, &entry);
-  if (kernel_id) *kernel_id = s == Status::Success && entry ? entry->info.id : std::string();
+  if (kernel_id) {
+    *kernel_id = s == Status::Success && entry ? entry->info.id : std::string();
+    if (s == Status::Success && entry && detail::needs_epilogue_pass(*entry, p)) *kernel_id += "+epilogue";
+  }
   if (s == Status::Success) detail::clear_error();
   return s;
 }

@@ -21,6 +21,7 @@ const char* status_string(Status s) {
     case Status::UnsupportedShape: return "shape not supported by the requested kernel";
     case Status::UnsupportedType: return "data type or type combination not supported";
     case Status::InvalidArgument: return "invalid argument";
+    case Status::UnsupportedEpilogue: return "the kernel cannot apply the fused epilogue";
   }
   return "unknown status";
 }

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "api/errors.h"
+#include "common/fused_epilogue.h"
 
 namespace hgemm::detail {
 namespace {
@@ -105,6 +107,61 @@ Status validate_pointers(const Matmul& p) {
   return Status::Success;
 }
 
+// The fused epilogue's fields (MatmulArgs::epilogue): enums and types always; vectors and aux,
+// as the operands, only when D has elements. A pointer whose switch is off is not looked at.
+Status validate_epilogue(const Matmul& p) {
+  const Epilogue& e = p.epilogue;
+  if (e.bias_along != BiasAlong::None && e.bias_along != BiasAlong::N && e.bias_along != BiasAlong::M)
+    return fail(Status::InvalidArgument, "unknown BiasAlong value " + str(static_cast<int>(e.bias_along)));
+  if (static_cast<unsigned>(e.activation) > static_cast<unsigned>(Activation::SiLU))
+    return fail(Status::InvalidArgument, "unknown Activation value " + str(static_cast<int>(e.activation)));
+  if (e.bias_along != BiasAlong::None && !valid_type(e.bias_type))
+    return fail(Status::UnsupportedType, "unknown DataType value " + str(static_cast<int>(e.bias_type)) + " of the bias");
+  if (e.aux_output && !valid_type(e.aux_type))
+    return fail(Status::UnsupportedType, "unknown DataType value " + str(static_cast<int>(e.aux_type)) + " of aux");
+  if (e.stride_bias < 0 || e.stride_aux < 0 || e.stride_row_scale < 0 || e.stride_col_scale < 0)
+    return fail(Status::InvalidSize, "negative epilogue stride: stride_bias = " + str(e.stride_bias) +
+                                         ", stride_aux = " + str(e.stride_aux) + ", stride_row_scale = " +
+                                         str(e.stride_row_scale) + ", stride_col_scale = " + str(e.stride_col_scale));
+  if (e.aux_output && (e.ldaux < 1 || e.ldaux < p.n))
+    return fail(Status::InvalidLeadingDim,
+                "epilogue.ldaux = " + str(e.ldaux) + " is smaller than N = " + str(p.n > 1 ? p.n : 1));
+  if (!p.d_used()) return Status::Success;
+  const char* along = e.bias_along == BiasAlong::M ? "M" : "N";
+  if (e.bias_along != BiasAlong::None && !e.bias)
+    return fail(Status::NullPointer, std::string("epilogue.bias is null but bias_along = ") + along);
+  if (e.aux_output && !e.aux) return fail(Status::NullPointer, "epilogue.aux is null but aux_output is set");
+  if (e.scale_rows && !e.row_scale) return fail(Status::NullPointer, "epilogue.row_scale is null but scale_rows is set");
+  if (e.scale_cols && !e.col_scale) return fail(Status::NullPointer, "epilogue.col_scale is null but scale_cols is set");
+  auto misaligned = [](const void* ptr, DataType t) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % static_cast<unsigned>(data_type_size(t)) != 0;
+  };
+  const char* off = e.bias_along != BiasAlong::None && misaligned(e.bias, e.bias_type) ? "epilogue.bias"
+                    : e.aux_output && misaligned(e.aux, e.aux_type)                   ? "epilogue.aux"
+                    : e.scale_rows && misaligned(e.row_scale, DataType::F32)          ? "epilogue.row_scale"
+                    : e.scale_cols && misaligned(e.col_scale, DataType::F32)          ? "epilogue.col_scale"
+                                                                                     : nullptr;
+  if (off)
+    return fail(Status::Misaligned, std::string(off) + " is not aligned to its element size (2 bytes for f16 and "
+                                                       "bf16, 4 for f32)");
+  if (!e.aux_output) return Status::Success;
+  if (p.batch > 1 && static_cast<__int128>(e.stride_aux) < static_cast<__int128>(e.ldaux) * p.m)
+    return fail(Status::InvalidLeadingDim, "epilogue.stride_aux = " + str(e.stride_aux) + " is smaller than ldaux * M = " +
+                                               str(e.ldaux * p.m) + ": the aux matrices would overlap");
+  // aux is written while D is written and C read: the same product's matrices must be apart
+  // (products 0 and batch - 1, as the pointer checks look at them).
+  for (std::int64_t i : {std::int64_t(0), p.batch - 1}) {
+    const Matmul q = p.product(i);
+    const void* aux = element_at(e.aux, e.aux_type, i * e.stride_aux);
+    const std::int64_t aux_bytes = ((p.m - 1) * e.ldaux + p.n) * data_type_size(e.aux_type);
+    if (overlap(aux, aux_bytes, q.d, extent(q, q.ldd, 0, q.d_type)))
+      return fail(Status::InvalidArgument, "epilogue.aux overlaps D");
+    if (q.c_read() && overlap(aux, aux_bytes, q.c, extent(q, q.ldc, 0, q.c_type)))
+      return fail(Status::InvalidArgument, "epilogue.aux overlaps C");
+  }
+  return Status::Success;
+}
+
 Status accessible(const void* ptr, const char* name) {
   cudaPointerAttributes attr{};
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
@@ -125,7 +182,8 @@ Status validate_arguments(const Matmul& p) {
   if (Status s = validate_sizes(p); s != Status::Success) return s;
   if (Status s = validate_types(p); s != Status::Success) return s;
   if (Status s = validate_leading_dims(p); s != Status::Success) return s;
-  return validate_pointers(p);
+  if (Status s = validate_pointers(p); s != Status::Success) return s;
+  return validate_epilogue(p);
 }
 
 Status validate_pointers_accessible(const Matmul& p) {
@@ -140,6 +198,11 @@ Status validate_pointers_accessible(const Matmul& p) {
     if (p.c_read())
       if (Status s = accessible(q.c, "C"); s != Status::Success) return s;
     if (Status s = accessible(q.d, "D"); s != Status::Success) return s;
+    const FusedEpilogue e = fused_epilogue(p.epilogue).of_product(i);
+    for (auto [ptr, name] : {std::pair<const void*, const char*>{e.bias, "epilogue.bias"}, {e.aux, "epilogue.aux"},
+                             {e.row_scale, "epilogue.row_scale"}, {e.col_scale, "epilogue.col_scale"}})
+      if (ptr)
+        if (Status s = accessible(ptr, name); s != Status::Success) return s;
   }
   return Status::Success;
 }

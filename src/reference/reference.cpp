@@ -99,6 +99,16 @@ std::vector<Reference> reference_matmul(const MatmulArgs& args) {
   return out;
 }
 
+double activate(Activation a, double z) {
+  switch (a) {
+    case Activation::ReLU: return z < 0 ? 0 : z;
+    case Activation::GELU: return 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
+    case Activation::GELUTanh: return 0.5 * z * (1 + std::tanh(0.79788456080286535588 * (z + 0.044715 * z * z * z)));
+    case Activation::SiLU: return z / (1 + std::exp(-z));
+    default: return z;
+  }
+}
+
 ErrorStats compare(const Reference& ref, const void* d, DataType d_type, std::int64_t ldd) {
   // Below the smallest normal number of D's type only absolute precision is left (for f16, the
   // subnormal spacing 2^-24), so the scale never drops below it.

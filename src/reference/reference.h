@@ -63,4 +63,8 @@ std::vector<Reference> reference_matmul(const MatmulArgs& args);
 /// precision is left): 2^-14 for f16, 2^-126 for bf16 and f32.
 ErrorStats compare(const Reference& ref, const void* d, DataType d_type, std::int64_t ldd);
 
+/// The fused epilogue's activation in fp64 (hgemm.h: Activation), by the same formulas, so NaN
+/// and ±Inf come out as they do on the device (GELU(-Inf) = -Inf · 0 = NaN).
+double activate(Activation a, double z);
+
 }  // namespace hgemm::ref

@@ -32,6 +32,9 @@ struct KernelEntry {
   LaunchFn launch = nullptr;
   ExtraCheckFn extra_check = nullptr;
   MatmulFn run = nullptr;
+  /// Applies MatmulArgs::epilogue itself; other entries run only under `auto`, which follows
+  /// them with the elementwise epilogue pass.
+  bool fuses_epilogue = false;
 };
 
 /// All entries, in ladder order within each family.

@@ -405,3 +405,32 @@ TEST(BenchReport, TableShowsEveryRowWithTypesAndBatch) {
 
 }  // namespace
 }  // namespace hgemm::bench
+
+namespace hgemm::bench {
+namespace {
+
+TEST(BenchConfig, ParsesEpilogues) {
+  EXPECT_FALSE(parse_epilogue("").enabled());
+  EXPECT_EQ(parse_epilogue("none").str(), "none");
+  const EpilogueSpec e = parse_epilogue("GELU_tanh,bias,aux");
+  EXPECT_EQ(e.bias, BiasAlong::N);
+  EXPECT_EQ(e.act, Activation::GELUTanh);
+  EXPECT_TRUE(e.aux);
+  EXPECT_EQ(e.str(), "bias,gelu_tanh,aux");
+  EXPECT_EQ(parse_epilogue("bias_m,silu,scale").str(), "bias_m,silu,scale");
+  EXPECT_THROW(parse_epilogue("bias,relu,gelu"), std::invalid_argument);
+  EXPECT_THROW(parse_epilogue("bias,bias_m"), std::invalid_argument);
+  EXPECT_THROW(parse_epilogue("bias,tanh"), std::invalid_argument);
+}
+
+TEST(BenchConfig, NamesTheMatchingCublasLtEpilogue) {
+  EXPECT_EQ(cublaslt_epilogue_name(parse_epilogue("bias")), "CUBLASLT_EPILOGUE_BIAS");
+  EXPECT_EQ(cublaslt_epilogue_name(parse_epilogue("bias,relu")), "CUBLASLT_EPILOGUE_RELU_BIAS");
+  EXPECT_EQ(cublaslt_epilogue_name(parse_epilogue("bias,gelu_tanh")), "CUBLASLT_EPILOGUE_GELU_BIAS");
+  EXPECT_EQ(cublaslt_epilogue_name(parse_epilogue("bias,gelu_tanh,aux")), "CUBLASLT_EPILOGUE_GELU_AUX_BIAS");
+  for (const char* none : {"bias,gelu", "bias,silu", "bias_m,relu", "bias,relu,scale", "bias,relu,aux"})
+    EXPECT_EQ(cublaslt_epilogue_name(parse_epilogue(none)), "") << none;
+}
+
+}  // namespace
+}  // namespace hgemm::bench

@@ -272,6 +272,58 @@ std::vector<DataType> parse_output_types(const std::string& text) {
   return out;
 }
 
+std::string EpilogueSpec::str() const {
+  std::string s;
+  auto add = [&](const char* part) { s += (s.empty() ? "" : ",") + std::string(part); };
+  if (bias == BiasAlong::N) add("bias");
+  if (bias == BiasAlong::M) add("bias_m");
+  if (act != Activation::None) add(activation_name(act));
+  if (aux) add("aux");
+  if (scales) add("scale");
+  return s.empty() ? "none" : s;
+}
+
+EpilogueSpec parse_epilogue(const std::string& text) {
+  EpilogueSpec e;
+  if (text.empty() || text == "none") return e;
+  for (const std::string& raw : split(text, ',')) {
+    std::string part = raw;
+    std::transform(part.begin(), part.end(), part.begin(), [](unsigned char c) { return std::tolower(c); });
+    const Activation acts[] = {Activation::ReLU, Activation::GELU, Activation::GELUTanh, Activation::SiLU};
+    const Activation* act = std::find_if(std::begin(acts), std::end(acts), [&](Activation a) { return part == activation_name(a); });
+    if (act != std::end(acts)) {
+      if (e.act != Activation::None) throw std::invalid_argument("--epilogue: two activations ('" + text + "')");
+      e.act = *act;
+    } else if (part == "bias" || part == "bias_m") {
+      if (e.bias != BiasAlong::None) throw std::invalid_argument("--epilogue: two biases ('" + text + "')");
+      e.bias = part == "bias" ? BiasAlong::N : BiasAlong::M;
+    } else if (part == "aux") {
+      e.aux = true;
+    } else if (part == "scale") {
+      e.scales = true;
+    } else {
+      throw std::invalid_argument("--epilogue: unknown part '" + raw +
+                                  "': expected bias, bias_m, relu, gelu, gelu_tanh, silu, aux, scale (comma-separated)");
+    }
+  }
+  return e;
+}
+
+std::string cublaslt_epilogue_name(const EpilogueSpec& e) {
+  if (e.bias == BiasAlong::M || e.scales) return "";
+  const bool bias = e.bias == BiasAlong::N;
+  switch (e.act) {
+    case Activation::None:
+      return e.aux ? "" : bias ? "CUBLASLT_EPILOGUE_BIAS" : "CUBLASLT_EPILOGUE_DEFAULT";
+    case Activation::ReLU:  // cuBLASLt's ReLU aux is a bit mask, not Z
+      return e.aux ? "" : bias ? "CUBLASLT_EPILOGUE_RELU_BIAS" : "CUBLASLT_EPILOGUE_RELU";
+    case Activation::GELUTanh:
+      if (e.aux) return bias ? "CUBLASLT_EPILOGUE_GELU_AUX_BIAS" : "CUBLASLT_EPILOGUE_GELU_AUX";
+      return bias ? "CUBLASLT_EPILOGUE_GELU_BIAS" : "CUBLASLT_EPILOGUE_GELU";
+    default: return "";
+  }
+}
+
 bool accum_takes(Accum a, DataType in, DataType out) {
   return a == Accum::F32 || (in == DataType::F16 && out == DataType::F16);
 }

@@ -74,6 +74,24 @@ DataType parse_input_type(const std::string& text);
 /// the given order. Throws std::invalid_argument.
 std::vector<DataType> parse_output_types(const std::string& text);
 
+/// --epilogue: the fused epilogue to time, comma-separated parts in any order: "bias" (along N,
+/// in D's type) or "bias_m" (along M), at most one of "relu", "gelu", "gelu_tanh", "silu", "aux"
+/// (Z in D's type) and "scale" (row and column scales); "" or "none" for none.
+struct EpilogueSpec {
+  BiasAlong bias = BiasAlong::None;
+  Activation act = Activation::None;
+  bool aux = false, scales = false;
+  bool enabled() const { return bias != BiasAlong::None || act != Activation::None || aux || scales; }
+  std::string str() const;  ///< the canonical spelling ("none", "bias,gelu,aux", ...)
+};
+/// Throws std::invalid_argument with a readable message.
+EpilogueSpec parse_epilogue(const std::string& text);
+
+/// The cuBLASLt epilogue that computes the same (bias along N, ReLU or GELU with the tanh
+/// approximation, aux only with GELU), as the name bench rows give it ("CUBLASLT_EPILOGUE_GELU_AUX_BIAS"),
+/// or empty when cuBLASLt has none (SiLU, erf GELU, a bias along M, scales).
+std::string cublaslt_epilogue_name(const EpilogueSpec& e);
+
 /// Whether `id` matches a glob with '*' and '?' (e.g. "cuda.*", "*dbuf").
 bool glob_match(const std::string& pattern, const std::string& id);
 

@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
                  "run every shape without groups of its own as a grouped problem (contiguous layout) of this many "
                  "groups, M rows in all, sized as the grouped suite documents; timed against "
                  "cublasGemmGroupedBatchedEx and a loop of cuBLAS calls (--kernels does not apply)");
+  std::string epilogue_text;
+  app.add_option("--epilogue", epilogue_text,
+                 "fused epilogue, comma-separated: bias or bias_m, relu|gelu|gelu_tanh|silu, aux, scale (e.g. "
+                 "bias,gelu_tanh,aux); times each kernel fused and unfused against cuBLASLt's matching epilogue");
   app.add_option("--warmup", opt.warmup, "untimed rounds before timing")->check(CLI::NonNegativeNumber);
   app.add_option("--iters", opt.iters, "timed launches per kernel")->check(CLI::PositiveNumber);
   app.add_option("--seed", opt.seed, "seed of the random inputs");
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
     opt.out_types = parse_output_types(out_text);
     opt.accums = parse_accums(accum_text);
     opt.kernels = select_kernels(kernel_patterns);
+    opt.epilogue = parse_epilogue(epilogue_text);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "hgemm-bench: %s\n", e.what());
     return 1;

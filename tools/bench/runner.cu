@@ -9,6 +9,9 @@
 #include <string_view>
 #include <utility>
 
+#include "common/convert.h"
+#include "common/fused_epilogue.h"
+#include "cublaslt_epilogue.h"
 #include "device_data.h"
 #include "device_info.h"
 #include "spin.cuh"
@@ -53,6 +56,30 @@ Plan plan_runs(const RunOptions& opt, void (*progress)(const std::string&), std:
   return plan;
 }
 
+// With an epilogue: each kernel fused and unfused, then the baseline (cuBLASLt with the same
+// epilogue, or the first kernel unfused) last.
+std::vector<std::string> with_epilogue_runs(const std::vector<std::string>& ids, const EpilogueSpec& e, Accum accum) {
+  if (ids.empty()) return ids;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i + 1 < ids.size(); ++i) out.push_back(ids[i]), out.push_back(ids[i] + "+unfused");
+  const std::string lt = cublaslt_epilogue_name(e);
+  if (!lt.empty() && accum == Accum::F32) {
+    out.push_back("cublaslt:" + lt);
+  } else if (!out.empty()) {  // the first kernel's unfused run is the baseline: move it last
+    const std::string base = out[1];
+    out.erase(out.begin() + 1);
+    out.push_back(base);
+  }
+  return out;
+}
+
+constexpr const char* kUnfused = "+unfused";
+
+bool is_unfused(const std::string& id) {
+  const std::size_t n = std::string(kUnfused).size();
+  return id.size() > n && id.compare(id.size() - n, n, kUnfused) == 0;
+}
+
 }  // namespace
 
 std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std::string&),
@@ -81,6 +108,16 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
       fill_random(bs.back()->ptr, opt.in_type, b_n, opt.seed * 1000 + 3 * s + 1);
     }
     DeviceBuffer ref(c_n * sizeof(float)), check(c_n * out_size);
+    // The epilogue's vectors (bias in D's type: the largest is f32) and an aux per input set.
+    const bool epi = opt.epilogue.enabled();
+    const std::size_t vec_n = static_cast<std::size_t>(std::max(shape.m, shape.n) * shape.batch);
+    DeviceBuffer bias(vec_n * 4), row_scale(vec_n * 4), col_scale(vec_n * 4);
+    std::vector<std::unique_ptr<DeviceBuffer>> auxes;
+    if (epi) {
+      fill_random(row_scale.ptr, DataType::F32, vec_n, opt.seed * 1000 + 997);
+      fill_random(col_scale.ptr, DataType::F32, vec_n, opt.seed * 1000 + 998);
+      for (int s = 0; s < sets && opt.epilogue.aux; ++s) auxes.push_back(std::make_unique<DeviceBuffer>(c_n * out_size));
+    }
 
     // C is D (beta = 0 never reads it: the NaN poison of the checked run would show if it did).
     auto args_for = [&](int set, void* d, DataType d_type) {
@@ -92,7 +129,45 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
       a.d = d, a.ldd = lay.ldc, a.d_type = d_type;
       a.batch = shape.batch, a.stride_a = lay.stride_a, a.stride_b = lay.stride_b;
       a.stride_c = a.stride_d = lay.stride_c;
+      if (epi) {
+        Epilogue& e = a.epilogue;
+        e.bias_along = opt.epilogue.bias, e.bias = bias.ptr, e.bias_type = d_type;
+        e.stride_bias = opt.epilogue.bias == BiasAlong::M ? shape.m : shape.n;
+        e.activation = opt.epilogue.act;
+        e.aux_output = opt.epilogue.aux && !auxes.empty();
+        e.aux = e.aux_output ? auxes[set]->ptr : nullptr, e.aux_type = d_type, e.ldaux = lay.ldc, e.stride_aux = lay.stride_c;
+        e.scale_rows = e.scale_cols = opt.epilogue.scales;
+        e.row_scale = static_cast<const float*>(row_scale.ptr), e.col_scale = static_cast<const float*>(col_scale.ptr);
+        e.stride_row_scale = shape.m, e.stride_col_scale = shape.n;
+      }
       return a;
+    };
+    // One launch of a timed entry: fused (matmul with the epilogue), unfused (the plain product,
+    // then the elementwise pass over D) or cuBLASLt.
+    auto launch_entry = [&](const std::string& id, const MatmulArgs& args, Accum accum) -> std::string {
+      if (id.rfind("cublaslt:", 0) == 0) {
+        std::string error;
+        return cublaslt_matmul(args, opt.epilogue, &error) ? std::string() : error;
+      }
+      MatmulOptions o;
+      o.accum = accum;
+      if (!is_unfused(id)) {
+        o.kernel = id;
+        const Status s = matmul(args, o);
+        return s == Status::Success ? std::string() : std::string(status_string(s)) + ": " + last_error_message();
+      }
+      const std::string base = id.substr(0, id.size() - std::string(kUnfused).size());
+      o.kernel = base;
+      MatmulArgs plain = args;
+      plain.epilogue = Epilogue{};
+      if (const Status s = matmul(plain, o); s != Status::Success)
+        return std::string(status_string(s)) + ": " + last_error_message();
+      const detail::TypedMatrices d{args.d, args.d_type, args.ldd, args.stride_d};
+      std::string message;
+      if (detail::finish_matrices(d, 1.f, d, detail::fused_epilogue(args.epilogue), args.m, args.n, args.batch,
+                                  nullptr, &message) != Status::Success)
+        return "epilogue pass: " + message;
+      return std::string();
     };
     auto options_for = [](std::string_view id, Accum accum) {
       MatmulOptions o;
@@ -101,14 +176,32 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
     };
 
     // The reference: cuBLAS with f32 accumulation and an f32 output, on input set 0.
-    if (Status s = matmul(args_for(0, ref.ptr, DataType::F32), options_for("cublas.acc32", Accum::F32));
-        s != Status::Success)
+    MatmulArgs plain_ref = args_for(0, ref.ptr, DataType::F32);
+    plain_ref.epilogue = Epilogue{};  // the epilogue is added per output type below
+    if (Status s = matmul(plain_ref, options_for("cublas.acc32", Accum::F32)); s != Status::Success)
       throw std::runtime_error("the reference (cublas.acc32, f32 output) failed on " + shape.str() + ": " +
                                last_error_message());
 
     for (DataType out : opt.out_types)
       for (Accum accum : opt.accums) {
-        const std::vector<std::string>& ids = plan.at({out, accum});  // the baseline last
+        const std::vector<std::string> ids =  // the baseline last
+            epi ? with_epilogue_runs(plan.at({out, accum}), opt.epilogue, accum) : plan.at({out, accum});
+        // The reference of this output type: the f32 product, then the epilogue in f32 (with
+        // the vectors in this D's type; aux is checked by the tests, not here).
+        DeviceBuffer epi_ref(epi ? c_n * sizeof(float) : 1);
+        const void* want = ref.ptr;
+        if (epi) {
+          fill_random(bias.ptr, out, vec_n, opt.seed * 1000 + 999);
+          MatmulArgs r = args_for(0, nullptr, out);
+          r.epilogue.aux_output = false;
+          const detail::TypedMatrices src{ref.ptr, DataType::F32, lay.ldc, lay.stride_c};
+          const detail::TypedMatrices dst{epi_ref.ptr, DataType::F32, lay.ldc, lay.stride_c};
+          std::string message;
+          if (detail::finish_matrices(src, 1.f, dst, detail::fused_epilogue(r.epilogue), shape.m, shape.n, shape.batch,
+                                      nullptr, &message) != Status::Success)
+            throw std::runtime_error("the epilogue's reference failed: " + message);
+          want = epi_ref.ptr;
+        }
         if (ids.empty()) continue;
         std::vector<Row> shape_rows;
         std::vector<std::string> timed;
@@ -117,15 +210,16 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
           r.kernel = id, r.dtype = data_type_name(opt.in_type), r.out_dtype = data_type_name(out), r.op = op;
           r.accum = accum_string(accum), r.m = shape.m, r.n = shape.n, r.k = shape.k, r.ld = shape.ld;
           r.batch = shape.batch, r.baseline = ids.back(), r.input_sets = sets;
+          r.epilogue = opt.epilogue.str();
           r.tolerance = error_tolerance(accum, out, shape.k);
           const MatmulArgs args = args_for(0, check.ptr, out);
           if (id == "auto") resolve_matmul(args, options_for(id, accum), &r.resolved);
           poison(check.ptr, c_n * data_type_size(out));
-          if (const Status s = matmul(args, options_for(id, accum)); s != Status::Success) {
+          if (const std::string error = launch_entry(id, args, accum); !error.empty()) {
             r.ok = false;
-            r.error = std::string(status_string(s)) + ": " + last_error_message();
+            r.error = error;
           } else {
-            r.max_err = relative_max_error(check.ptr, out, static_cast<const float*>(ref.ptr), c_n, shape.n, lay.ldc);
+            r.max_err = relative_max_error(check.ptr, out, static_cast<const float*>(want), c_n, shape.n, lay.ldc);
             r.ok = r.max_err <= r.tolerance;
             timed.push_back(id);
           }
@@ -142,9 +236,8 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
         std::vector<std::string> timing_errors(nk);  // a call refused while timed (it passed the check)
         auto launch_one = [&](int i) {
           const int set = launch++ % sets;
-          const Status s = matmul(args_for(set, ds[set]->ptr, out), options_for(timed[i], accum));
-          if (s != Status::Success && timing_errors[i].empty())
-            timing_errors[i] = std::string(status_string(s)) + " while timed: " + last_error_message();
+          const std::string error = launch_entry(timed[i], args_for(set, ds[set]->ptr, out), accum);
+          if (!error.empty() && timing_errors[i].empty()) timing_errors[i] = error + " (while timed)";
         };
         for (int w = 0; w < opt.warmup; ++w)
           for (int i = 0; i < nk; ++i) launch_one(i);

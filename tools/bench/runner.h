@@ -20,6 +20,11 @@ struct RunOptions {
   std::vector<DataType> out_types{DataType::F16};       ///< C and D, each a run of its own
   int warmup = 3, iters = 20;
   std::uint64_t seed = 1;
+  /// The fused epilogue of every run (bias and aux in D's type, scales f32). With one, each kernel
+  /// is timed fused and unfused ("<id>+unfused": the plain product, then the library's
+  /// elementwise pass), against cuBLASLt with the same epilogue ("cublaslt:<EPILOGUE>") where one
+  /// exists for f32 accumulation, else against the first kernel's unfused run.
+  EpilogueSpec epilogue;
 };
 
 /// Runs every kernel on every shape, output type and accumulation, through hgemm::matmul; throws

@@ -19,6 +19,12 @@ __device__ __forceinline__ std::uint32_t half2_bits(__half2 v) { return *reinter
 __device__ __forceinline__ float2 accumulator_pair(const float* d, int q) { return make_float2(d[2 * q], d[2 * q + 1]); }
 __device__ __forceinline__ float2 accumulator_pair(const std::uint32_t* d, int q) { return __half22float2(half2_from_bits(d[q])); }
 
+/// Sets accumulator pair q, the inverse of accumulator_pair (f16 accumulators round to nearest).
+__device__ __forceinline__ void set_accumulator_pair(float* d, int q, float2 v) { d[2 * q] = v.x, d[2 * q + 1] = v.y; }
+__device__ __forceinline__ void set_accumulator_pair(std::uint32_t* d, int q, float2 v) {
+  d[q] = half2_bits(__float22half2_rn(v));
+}
+
 /// Calls f(r, c, v) for each accumulator pair this thread holds of one warpgroup's m64nN wgmma
 /// tile starting at (row0, col0): v = the values at (r, c) and (r, c + 1). Fragment layout (PTX
 /// ISA, wgmma D for m64nNk16): warp w of the group owns rows 16w..16w+15; lane l holds, for each

@@ -1,5 +1,6 @@
 // The engine as a registry entry: "engine.sm90" runs the plan the dispatch policy makes for the
-// problem on the current device. It takes every type combination of the typed API.
+// problem on the current device. It takes every type combination of the typed API, and applies
+// the fused epilogue in its kernels.
 #include "dispatch/device.h"
 #include "dispatch/engine_policy.h"
 #include "engine/sm90/launch.h"
@@ -24,7 +25,7 @@ const KernelEntry& entry_engine_sm90() {
                               "the Hopper engine: persistent warp-specialised wgmma with TMA multicast, stream-K, "
                               "split-K and cluster split-K, small and swapped tiles, chosen per problem",
                               90, 90, kAllOps, kBothAccums, 1, false, in, out},
-                             nullptr, &sm90::supports, &run};
+                             nullptr, &sm90::supports, &run, true};
   return e;
 }
 

@@ -9,6 +9,10 @@
 //  * Registers: 2-element runs from the accumulators, reading C where beta ≠ 0; transposed into
 //    D for a swapped kernel.
 //  * Partials: fp32 partial sums of one split of K into workspace (split_k_reduce.h adds them).
+// The fused epilogue (Output::epi: bias, activation, aux, scales) is applied once per element
+// before any of these: finish_accumulators turns the accumulators into D's finished values, and
+// the path stores them as they are (Output::finished). Partial sums are stored raw; the split-K
+// pass and the fix-ups apply it where they write D (store_run).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -92,7 +96,7 @@ __device__ __forceinline__ void store_pair(D* at, float x, float y) {
 template <int N>
 __device__ __forceinline__ bool plain_pairs(const Output& o, std::int64_t col0) {
   const int pair_bytes = 2 * data_type_size(o.d_type);
-  return o.beta == 0.f && col0 + N <= o.n && o.ldd % 2 == 0 && reinterpret_cast<std::uintptr_t>(o.d) % pair_bytes == 0;
+  return o.beta == 0.f && !o.epi.on && col0 + N <= o.n && o.ldd % 2 == 0 && reinterpret_cast<std::uintptr_t>(o.d) % pair_bytes == 0;
 }
 
 /// store_accumulators where plain_pairs holds: per pair a scale, a conversion and one store, so
@@ -120,7 +124,7 @@ __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t
   with_output_type(o, [&](auto tag) {
     using D = typename decltype(tag)::type;
     if (plain) return store_plain_pairs<D, N>(o, row0, col0, d);
-    if (o.beta == 0.f) {  // no C, but columns past N or stores that cannot pair
+    if (o.beta == 0.f && !o.epi.on) {  // no C, but columns past N or stores that cannot pair
       for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
         if (r >= o.m || c >= o.n) return;
         D* at = static_cast<D*>(o.d) + r * o.ldd + c;
@@ -148,7 +152,7 @@ __device__ __forceinline__ void store_accumulators_transposed(const Output& o, s
                                                               std::int64_t col0, const Reg* d) {
   with_output_type(o, [&](auto tag) {
     using D = typename decltype(tag)::type;
-    if (o.beta == 0.f) {  // no C: a conversion and a store per element, D's row bound checked
+    if (o.beta == 0.f && !o.epi.on) {  // no C: a conversion and a store per element, D's row bound checked
       for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
         if (r >= rows) return;
         D* at = static_cast<D*>(o.d) + c * o.ldd + r;
@@ -163,6 +167,72 @@ __device__ __forceinline__ void store_accumulators_transposed(const Output& o, s
       if (c + 1 < o.m) store_run_as<D, 1>(o, c + 1, r, &v.y);
     });
   });
+}
+
+/// Bytes of scratch finish_accumulators needs per warpgroup: each warp's 16 rows × 64 floats.
+constexpr int kFinishScratchBytes = 4 * 16 * 64 * 4;
+
+/// The fused epilogue applied to one warpgroup's m64nN accumulators in place, for the tile at
+/// (row0, col0) of product b of the `rows` × `cols` problem the kernel runs (TRANSPOSED: its
+/// (r, c) is D(c, r)): afterwards they hold alpha·acc + beta·C → bias → aux → activation →
+/// scales (finish_element's steps), for any store path with Output::finished(). o is the launch's
+/// (read where it lies, not copied: the accumulators leave few registers). The values go through `scratch`
+/// (kFinishScratchBytes) 64 columns at a time, so that the work per element is one rolled loop:
+/// a loop over registers must be unrolled, and five activations in each of the engine's kernels
+/// would be a lot of code and compile time. Each warp uses only the part of the scratch it
+/// stages itself for a TMA store (finish_scratch_float), so nothing but the warp waits between
+/// this and the store. The caller makes the scratch free.
+template <int N, bool TRANSPOSED, typename Reg>
+__device__ __forceinline__ void finish_accumulators(const Output& o, int b, std::int64_t rows, std::int64_t cols,
+                                                    std::int64_t row0, std::int64_t col0, Reg* d, float* scratch) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  auto at = [&](int rr, int cc) { return scratch + finish_scratch_float(warp, rr, cc); };
+  constexpr int kCols = N < 64 ? N : 64, kChunks = N / kCols;
+  const std::int64_t first_row = row0 + 16 * warp;
+  // Pair q of the wgmma fragment (for_each_accumulator_pair): row lane/4 + 8(q % 2) of the warp's
+  // 16, column 8(q / 2) + 2(lane % 4) of the tile.
+  auto pair_row = [&](int q) { return lane / 4 + 8 * (q % 2); };
+  auto pair_col = [&](int q) { return (q / 2) * 8 % kCols + 2 * (lane % 4); };
+  // Unrolled over the chunks: while a chunk's values wait in shared memory, their registers are
+  // free for the loop (at 168 registers, 128 of them accumulators, it needs them).
+#pragma unroll
+  for (int j = 0; j < kChunks; ++j) {
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q)
+      if ((q / 2) * 8 / kCols == j) *reinterpret_cast<float2*>(at(pair_row(q), pair_col(q))) = accumulator_pair(d, q);
+    __syncwarp();
+    // Along the problem's rows (consecutive lanes, consecutive columns of D) or, transposed,
+    // down its columns (again D's consecutive columns): C, aux and the vectors coalesce. Two
+    // passes, to the pre-activation and then past it: each needs fewer registers than both.
+    const std::int64_t first_col = col0 + j * kCols;
+    const int valid_rows = static_cast<int>(rows - first_row < 16 ? rows - first_row : 16);
+    const int valid_cols = static_cast<int>(cols - first_col < kCols ? cols - first_col : kCols);
+#pragma unroll 1
+    for (int i = lane; i < 16 * kCols; i += 32) {
+      const int rr = TRANSPOSED ? i % 16 : i / kCols, cc = TRANSPOSED ? i / 16 : i % kCols;
+      if (rr >= valid_rows || cc >= valid_cols) continue;
+      const std::int64_t r = first_row + rr, c = first_col + cc;
+      const std::int64_t dr = TRANSPOSED ? c : r, dc = TRANSPOSED ? r : c;
+      float* x = at(rr, cc);
+      float z = o.alpha * *x;
+      if (o.beta != 0.f) z = fmaf(o.beta, load_element(o.c, o.c_type, b * o.stride_c + dr * o.ldc + dc), z);
+      *x = pre_activation(o.epi, b, dr, dc, z);
+    }
+#pragma unroll 1
+    for (int i = lane; i < 16 * kCols; i += 32) {
+      const int rr = TRANSPOSED ? i % 16 : i / kCols, cc = TRANSPOSED ? i / 16 : i % kCols;
+      if (rr >= valid_rows || cc >= valid_cols) continue;
+      const std::int64_t r = first_row + rr, c = first_col + cc;
+      const std::int64_t dr = TRANSPOSED ? c : r, dc = TRANSPOSED ? r : c;
+      float* x = at(rr, cc);
+      *x = post_activation(o.epi, b, dr, dc, *x);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q)
+      if ((q / 2) * 8 / kCols == j) set_accumulator_pair(d, q, *reinterpret_cast<const float2*>(at(pair_row(q), pair_col(q))));
+    __syncwarp();
+  }
 }
 
 /// One warpgroup's m64nN accumulators as fp32 partial sums into the m × n slice `out`.

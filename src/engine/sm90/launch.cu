@@ -69,7 +69,7 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   k.batched = batched;
   k.a_steps = ops.a.stride != 0, k.b_steps = ops.b.stride != 0;
   k.out = {p.d, p.ldd, p.c_read() ? p.c : nullptr, p.ldc, p.m, p.n, p.alpha, p.c_read() ? p.beta : 0.f,
-           p.d_type, p.c_type, p.stride_d, p.stride_c};
+           p.d_type, p.c_type, p.stride_d, p.stride_c, fused_epilogue(p.epilogue)};
   k.store = plan.store;
   k.splits = plan.splits;
   k.cluster_splits = plan.choice.scheduler == Scheduler::ClusterSplitK ? plan.splits : 1;
@@ -112,6 +112,9 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
 Status launch(const Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message) {
   if (p.k == 0) {  // D = beta·C (zeros when beta = 0, C unread), every product at once
     const TypedMatrices c{p.c_read() ? p.c : nullptr, p.c_type, p.ldc, p.stride_c};
+    if (p.epilogue.enabled())  // D = act(beta·C + bias)·scales
+      return finish_matrices(c, p.c_read() ? p.beta : 0.f, {p.d, p.d_type, p.ldd, p.stride_d},
+                             fused_epilogue(p.epilogue), p.m, p.n, p.batch, stream, message);
     return scale_matrices(c, p.c_read() ? p.beta : 0.f, {p.d, p.d_type, p.ldd, p.stride_d}, p.m, p.n, p.batch, stream,
                           message);
   }

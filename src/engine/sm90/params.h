@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/fused_epilogue.h"
 #include "common/host_device.h"
 
 #include "hgemm/hgemm.h"
@@ -12,7 +13,7 @@ namespace hgemm::detail::engine {
 
 /// D = alpha·acc + beta·C, in D's own orientation: m × n, row-major; for a batch, matrix b of D
 /// and of C stride_d and stride_c elements on. A kernel that runs the swapped problem writes its
-/// element (r, c) to D(c, r).
+/// element (r, c) to D(c, r). With epi.on, the fused epilogue follows (common/fused_epilogue.cuh).
 struct Output {
   void* d = nullptr;
   std::int64_t ldd = 0;
@@ -22,12 +23,22 @@ struct Output {
   float alpha = 1.f, beta = 0.f;
   DataType d_type = DataType::F16, c_type = DataType::F16;
   std::int64_t stride_d = 0, stride_c = 0;
+  FusedEpilogue epi;  ///< the launch's: finish_element offsets its vectors by `product`
+  int product = 0;    ///< of the batch, once of_product has moved d and c to it
 
   /// The output of product b of the batch.
   HGEMM_HOST_DEVICE Output of_product(int b) const {
     Output o = *this;
     o.d = static_cast<char*>(d) + b * stride_d * data_type_size(d_type);
     if (c) o.c = static_cast<const char*>(c) + b * stride_c * data_type_size(c_type);
+    o.product = b;
+    return o;
+  }
+
+  /// The plain store of values the epilogue has already finished: D = v.
+  HGEMM_HOST_DEVICE Output finished() const {
+    Output o = *this;
+    o.alpha = 1.f, o.beta = 0.f, o.c = nullptr, o.epi.on = false;
     return o;
   }
 };
@@ -45,6 +56,16 @@ enum class StorePath : std::uint8_t {
   StagedRows,  ///< staged as for Tma, copied out row by row (beta = 0, 16-bit D that TMA cannot take)
   Partials,    ///< fp32 partial sums of each split of K into workspace; a second pass writes D
 };
+
+/// The float of the fused epilogue's scratch (16 KB per consumer warpgroup: its two 8 KB TMA
+/// staging buffers) that holds row rr < 16, column cc < 64 of warp w's share of a chunk
+/// (epilogue.cuh: finish_accumulators). Rows 0-7 lie in the first buffer and rows 8-15 in the
+/// second, at bytes [2048w, 2048w + 2048) of each: the rows the warp stages itself for a TMA
+/// store. Rows are 64 floats whose 16-byte units are XOR-swizzled by 2·rr (mod 16), so that a
+/// half-warp's accumulator pairs (4 rows × 4 pairs) and a warp's read along a row hit 32 banks.
+HGEMM_HOST_DEVICE inline int finish_scratch_float(int w, int rr, int cc) {
+  return (rr / 8) * 2048 + 512 * w + (rr % 8) * 64 + (((cc / 4) ^ ((2 * rr) % 16)) * 4) + cc % 4;
+}
 
 /// Stream-K hand-over slots: the parked accumulators and their flags.
 struct StreamKHandover {

@@ -28,6 +28,7 @@ struct PersistentKernel {
     std::uint64_t full[STAGES], empty[STAGES];
   };
   static_assert(aligned_smem_bytes<Smem>() <= kSmemLimit, "shared memory");
+  static_assert(sizeof(Smem::c_chunk[0]) == kFinishScratchBytes, "a consumer's buffers are its epilogue scratch");
   static_assert(sizeof(typename Loop::Stage) * STAGES >= sizeof(float) * BM * BN, "the ring holds a staged fp32 tile");
   static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
   static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
@@ -58,21 +59,38 @@ struct PersistentKernel {
   /// The stream-K parking slot of one consumer of one CTA of cluster g.
   static __device__ int handover_slot(int g, int rank, int consumer) { return (g * CLUSTER + rank) * CONSUMERS + consumer; }
 
-  /// A finished tile (or split) of this consumer's 64 rows at (m0, n0) → D, by the launch's path.
+  /// The fused epilogue (p.out.epi): the accumulators become D's finished values in place,
+  /// through this consumer's staging buffers, once their earlier TMA stores have read them and
+  /// the warpgroup is done copying staged rows out of them.
+  static __device__ void finish_fused(Smem& s, const KernelParams& p, const Unit& u, Reg (&acc)[kRegs], int m0,
+                                      int n0, int consumer) {
+    if (threadIdx.x % 32 == 0) bulk_wait_read<0>();
+    named_barrier_sync(1 + consumer, 128);
+    finish_accumulators<BN, C::SWAPPED>(p.out, u.batch, p.m, p.n, m0, n0, acc,
+                                        reinterpret_cast<float*>(s.c_chunk[consumer]));
+  }
+
+  /// A finished tile (or split) of this consumer's 64 rows at (m0, n0) → D, by the launch's path
+  /// (with the fused epilogue, the values it finished, stored as they are).
   static __device__ void store(Smem& s, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
-                               const Reg (&acc)[kRegs], int m0, int n0, int consumer, typename Staged::Pending& pending) {
+                               Reg (&acc)[kRegs], int m0, int n0, int consumer, typename Staged::Pending& pending) {
     if (p.store == StorePath::Partials) {
       const std::int64_t slice = static_cast<std::int64_t>(u.split) * p.batch + u.batch;  // [split][product][m][n]
       store_partials<BN>(p.m, p.n, p.partials + slice * p.m * p.n, m0, n0, acc);
-    } else if constexpr (C::SWAPPED) {
-      store_accumulators_transposed<BN>(p.out.of_product(u.batch), p.m, m0, n0, acc);
+      return;
+    }
+    const bool fused = p.out.epi.on;
+    if (fused) finish_fused(s, p, u, acc, m0, n0, consumer);
+    const Output o = fused ? p.out.of_product(u.batch).finished() : p.out.of_product(u.batch);
+    if constexpr (C::SWAPPED) {
+      store_accumulators_transposed<BN>(o, p.m, m0, n0, acc);
     } else {
       if (p.store == StorePath::Tma)
-        Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, p.batched ? u.batch : -1, p.out, pending);
+        Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, p.batched ? u.batch : -1, o, pending);
       else if (p.store == StorePath::StagedRows)
-        Staged::store_rows(s.c_chunk[consumer], p.out.of_product(u.batch), acc, m0, n0, 1 + consumer);
+        Staged::store_rows(s.c_chunk[consumer], o, acc, m0, n0, 1 + consumer);
       else
-        store_accumulators<BN>(p.out.of_product(u.batch), m0, n0, acc);
+        store_accumulators<BN>(o, m0, n0, acc);
     }
   }
 

@@ -1,6 +1,7 @@
 // Typed element stores of the engine's epilogues: D = alpha·v + beta·C for runs of consecutive
-// columns of one row, read and rounded in the types of C and D (f16, bf16, f32). beta = 0 never
-// reads C. Columns past N are skipped; a run is one vector store where D's address allows it.
+// columns of one row, read and rounded in the types of C and D (f16, bf16, f32), and with
+// EPI the fused epilogue after it (finish_element). beta = 0 never reads C. Columns past N are
+// skipped; a run is one vector store where D's address allows it.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/fused_epilogue.cuh"
 #include "common/launch.cuh"
 #include "engine/sm90/params.h"
 
@@ -83,8 +85,9 @@ __device__ __forceinline__ void write_run32(float* p, const float* v, std::int64
 }
 
 /// D(row, col .. col + W) = alpha·acc + beta·C(row, col ..) into a D of type D (__half,
-/// __nv_bfloat16 or float), for the columns inside D (the caller checks the row).
-template <typename D, int W>
+/// __nv_bfloat16 or float), for the columns inside D (the caller checks the row); EPI: then the
+/// fused epilogue of o.epi.
+template <typename D, int W, bool EPI = false>
 __device__ __forceinline__ void store_run_as(const Output& o, std::int64_t row, std::int64_t col, const float* acc) {
   const std::int64_t valid = o.n - col;
   if (valid <= 0) return;
@@ -93,6 +96,8 @@ __device__ __forceinline__ void store_run_as(const Output& o, std::int64_t row, 
   for (int i = 0; i < W; ++i) {
     v[i] = o.alpha * acc[i];
     if (o.beta != 0.f && i < valid) v[i] = fmaf(o.beta, load_element(o.c, o.c_type, row * o.ldc + col + i), v[i]);
+    if constexpr (EPI)
+      if (i < valid) v[i] = finish_element(o.epi, o.product, row, col + i, v[i]);
   }
   D* at = static_cast<D*>(o.d) + row * o.ldd + col;
   if constexpr (std::is_same_v<D, float>)
@@ -112,13 +117,19 @@ __device__ __forceinline__ void with_output_type(const Output& o, F&& f) {
   }
 }
 
-/// store_run_as for o's type of D, chosen per call (for code outside a per-element loop).
+/// store_run_as for o's type of D and its epilogue, chosen per call (for code outside a
+/// per-element loop: the fix-ups and the split-K pass, which apply the epilogue once, here).
 template <int W>
 __device__ __forceinline__ void store_run(const Output& o, std::int64_t row, std::int64_t col, const float* acc) {
-  with_output_type(o, [&](auto tag) { store_run_as<typename decltype(tag)::type, W>(o, row, col, acc); });
+  with_output_type(o, [&](auto tag) {
+    if (o.epi.on)
+      store_run_as<typename decltype(tag)::type, W, true>(o, row, col, acc);
+    else
+      store_run_as<typename decltype(tag)::type, W>(o, row, col, acc);
+  });
 }
 
-/// D(row, col) = alpha·acc + beta·C(row, col) for one element inside D's columns.
+/// D(row, col) = alpha·acc + beta·C(row, col) (and the epilogue) for one element inside D's columns.
 __device__ __forceinline__ void store_element(const Output& o, std::int64_t row, std::int64_t col, float acc) {
   store_run<1>(o, row, col, &acc);
 }

@@ -65,6 +65,7 @@ struct OneWarpgroupKernel {
   static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
   static constexpr int kThreads = THREADS, kClusterSize = 1;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+  static_assert(sizeof(Stage) * STAGES >= kFinishScratchBytes, "the idle ring holds the epilogue's scratch");
 
   /// za < 0: the maps have rank 2 (a single product), else product za of A's and zb of B's batch.
   static __device__ void refill(Smem& s, const CUtensorMap* map_a, const CUtensorMap* map_b, int slice, int m0,
@@ -146,13 +147,21 @@ struct OneWarpgroupKernel {
       }
     }
     wgmma_wait<0>();
+    // The fused epilogue (p.out.epi) finishes the accumulators in place, through the ring, which
+    // is idle now that every load has landed and every wgmma has read it; they are stored as they are.
+    const bool fused = p.out.epi.on;
+    if (fused) named_barrier_sync(1, 128);  // the consumer warps
+    const Output out = fused ? p.out.of_product(product).finished() : p.out.of_product(product);
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h) {
       fence_accumulators(acc[h]);
+      if (fused)
+        finish_accumulators<BN, T::TRANSPOSED_C>(p.out, product, p.m, p.n, m0 + 64 * h, n0, acc[h],
+                                                 reinterpret_cast<float*>(&s.stage[0]));
       if constexpr (T::TRANSPOSED_C)
-        store_accumulators_transposed<BN>(p.out.of_product(product), p.m, m0 + 64 * h, n0, acc[h]);
+        store_accumulators_transposed<BN>(out, p.m, m0 + 64 * h, n0, acc[h]);
       else
-        store_accumulators<BN>(p.out.of_product(product), m0 + 64 * h, n0, acc[h]);
+        store_accumulators<BN>(out, m0 + 64 * h, n0, acc[h]);
     }
   }
 };

@@ -1,0 +1,73 @@
+// The one device function of the fused epilogue: from Z = alpha·acc + beta·C at D's (row, col)
+// to D's value, writing aux on the way. Every path that applies the epilogue (the engine's
+// in-place pass over its accumulators, its per-element stores of split-K and cluster split-K,
+// the elementwise pass of K = 0 and of the kernels that do not fuse) calls it, so they agree
+// to the bit.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "common/fused_epilogue.h"
+
+namespace hgemm::detail {
+
+__device__ __forceinline__ float load_typed(const void* base, DataType t, std::int64_t i) {
+  switch (t) {
+    case DataType::F16: return __half2float(static_cast<const __half*>(base)[i]);
+    case DataType::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    default: return static_cast<const float*>(base)[i];
+  }
+}
+
+__device__ __forceinline__ void store_typed(void* base, DataType t, std::int64_t i, float v) {
+  switch (t) {
+    case DataType::F16: static_cast<__half*>(base)[i] = __float2half_rn(v); break;
+    case DataType::BF16: static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(v); break;
+    default: static_cast<float*>(base)[i] = v; break;
+  }
+}
+
+/// The activations in f32 with the accurate library functions (erff, tanhf, expf; 2 ulp): the
+/// epilogue runs once per element, so their cost hides behind the product's. SiLU divides with
+/// __fdividef (2 ulp; 0 once 1 + e^-z passes 2^126, where z·sigmoid(z) is below 10^-36): IEEE
+/// division's slow path needs registers that kernels holding 128 accumulators do not have.
+__device__ __forceinline__ float activate(Activation a, float z) {
+  switch (a) {
+    case Activation::ReLU: return z < 0.f ? 0.f : z;  // NaN < 0 is false: NaN passes
+    case Activation::GELU: return 0.5f * z * (1.f + erff(z * 0.70710678118654752f));
+    case Activation::GELUTanh: {
+      const float u = 0.79788456080286536f * fmaf(0.044715f * z, z * z, z);
+      return 0.5f * z * (1.f + tanhf(u));
+    }
+    case Activation::SiLU: return __fdividef(z, 1.f + expf(-z));
+    default: return z;
+  }
+}
+
+/// The epilogue of element (row, col) of product b of a batch, in two steps: pre_activation
+/// takes z = alpha·acc + beta·C(row, col) to Z = z + bias and writes aux; post_activation takes Z
+/// to act(Z)·row_scale·col_scale. Row and column are D's (a swapped kernel passes its (c, r)). e
+/// is the launch's (its vectors offset here by b, so that a kernel keeps no per-product copy in
+/// registers). finish_element is both.
+__device__ __forceinline__ float pre_activation(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
+                                                std::int64_t col, float z) {
+  if (e.bias) z += load_typed(e.bias, e.bias_type, b * e.stride_bias + (e.bias_per_row ? row : col));
+  if (e.aux) store_typed(e.aux, e.aux_type, b * e.stride_aux + row * e.ldaux + col, z);
+  return z;
+}
+__device__ __forceinline__ float post_activation(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
+                                                std::int64_t col, float z) {
+  float v = activate(e.act, z);
+  if (e.row_scale) v *= e.row_scale[b * e.stride_row_scale + row];
+  if (e.col_scale) v *= e.col_scale[b * e.stride_col_scale + col];
+  return v;
+}
+__device__ __forceinline__ float finish_element(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
+                                                std::int64_t col, float z) {
+  return post_activation(e, b, row, col, pre_activation(e, b, row, col, z));
+}
+
+}  // namespace hgemm::detail
