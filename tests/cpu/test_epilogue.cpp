@@ -12,9 +12,13 @@
 
 #include "dispatch/policy.h"
 #include "hgemm/hgemm.h"
+#include "validation_util.h"
 
 namespace hgemm {
 namespace {
+
+using test::accepted;
+using test::refused;
 
 // A distinct, 256-byte-aligned, never-dereferenced address per operand, plus `bytes`.
 void* fake(std::uintptr_t i, std::uintptr_t bytes = 0) { return reinterpret_cast<void*>(0x100000 * i + bytes); }
@@ -33,23 +37,6 @@ MatmulArgs args() {
   e.scale_rows = e.scale_cols = true;
   e.row_scale = static_cast<const float*>(fake(7)), e.col_scale = static_cast<const float*>(fake(8));
   return p;
-}
-
-testing::AssertionResult refused(Status got, Status want, const std::string& text) {
-  if (got != want)
-    return testing::AssertionFailure() << "status " << status_string(got) << ", expected " << status_string(want)
-                                       << " (message: " << last_error_message() << ")";
-  if (last_error_message().find(text) == std::string::npos)
-    return testing::AssertionFailure() << "message \"" << last_error_message() << "\" does not mention \"" << text
-                                       << "\"";
-  return testing::AssertionSuccess();
-}
-
-// Passed every check that needs no device.
-testing::AssertionResult accepted(Status got) {
-  if (got == Status::NoDevice || got == Status::InvalidPointer) return testing::AssertionSuccess();
-  return testing::AssertionFailure() << "refused before the device checks: " << status_string(got) << ": "
-                                     << last_error_message();
 }
 
 TEST(EpilogueValidation, EveryPartAndTypeIsAccepted) {

@@ -16,6 +16,7 @@
 #include "engine/sm90/grouped.h"
 #include "engine/sm90/grouped_schedule.h"
 #include "hgemm/hgemm.h"
+#include "validation_util.h"
 
 namespace hgemm::detail::engine {
 namespace {
@@ -151,6 +152,11 @@ TEST(GroupedPlan, GridIsTheSmsOrTheUnitsTheSizesCanMake) {
 namespace hgemm {
 namespace {
 
+using test::refused;
+
+// Past every check the host makes without a device (a GPU other than Hopper included).
+testing::AssertionResult accepted(Status got) { return test::accepted(got, /*other_gpus=*/true); }
+
 std::int32_t* fake_sizes() { return reinterpret_cast<std::int32_t*>(0x500000); }
 void* fake(std::uintptr_t i) { return reinterpret_cast<void*>(0x100000 * i); }
 
@@ -178,25 +184,6 @@ Status call(const GroupedMatmulArgs& p, Accum accum = Accum::F32, const char* ke
   MatmulOptions o;
   o.accum = accum, o.kernel = kernel;
   return grouped_matmul(p, o);
-}
-
-testing::AssertionResult refused(Status got, Status want, const std::string& text) {
-  if (got != want)
-    return testing::AssertionFailure() << "status " << status_string(got) << ", expected " << status_string(want)
-                                       << " (message: " << last_error_message() << ")";
-  if (last_error_message().find(text) == std::string::npos)
-    return testing::AssertionFailure() << "message \"" << last_error_message() << "\" does not mention \"" << text
-                                       << "\"";
-  return testing::AssertionSuccess();
-}
-
-// Past every check the host makes without a device: then no device (CPU machines), a non-Hopper
-// GPU, or the fake pointers.
-testing::AssertionResult accepted(Status got) {
-  if (got == Status::NoDevice || got == Status::UnsupportedArch || got == Status::InvalidPointer)
-    return testing::AssertionSuccess();
-  return testing::AssertionFailure() << "refused before the device checks: " << status_string(got) << ": "
-                                     << last_error_message();
 }
 
 TEST(GroupedValidation, AcceptsBothLayoutsEveryOpAndType) {

@@ -7,9 +7,13 @@
 #include <string>
 
 #include "hgemm/hgemm.h"
+#include "validation_util.h"
 
 namespace hgemm {
 namespace {
+
+using test::accepted;
+using test::refused;
 
 // A distinct, 256-byte-aligned, never-dereferenced address per operand, plus `bytes`.
 void* fake(std::uintptr_t i, std::uintptr_t bytes = 0) { return reinterpret_cast<void*>(0x100000 * i + bytes); }
@@ -30,24 +34,6 @@ Status call(const MatmulArgs& p, Accum accum = Accum::F32, const char* kernel = 
   o.accum = accum;
   o.kernel = kernel;
   return matmul(p, o);
-}
-
-// Refused with `want`, and the message contains `text`.
-testing::AssertionResult refused(Status got, Status want, const std::string& text) {
-  if (got != want)
-    return testing::AssertionFailure() << "status " << status_string(got) << ", expected " << status_string(want)
-                                       << " (message: " << last_error_message() << ")";
-  if (last_error_message().find(text) == std::string::npos)
-    return testing::AssertionFailure() << "message \"" << last_error_message() << "\" does not mention \"" << text
-                                       << "\"";
-  return testing::AssertionSuccess();
-}
-
-// Passed every check that needs no device.
-testing::AssertionResult accepted(Status got) {
-  if (got == Status::NoDevice || got == Status::InvalidPointer) return testing::AssertionSuccess();
-  return testing::AssertionFailure() << "refused before the device checks: " << status_string(got) << ": "
-                                     << last_error_message();
 }
 
 TEST(TypedMatmulValidation, EveryTypeCombinationOfTheHeaderIsAccepted) {
