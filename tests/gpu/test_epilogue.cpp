@@ -222,7 +222,8 @@ void expect_matches(const EpiCase& e, const Inputs& in, const RunResult& r) {
         const double want = ref::activate(e.act, z) * s;
         const double scale = ref.a_row_norm[i] * ref.b_col_norm[j] * std::fabs(e.alpha) + ref.c_in[i * e.n + j];
         double e_z = (2.0 * e.k + 8) * u_acc * scale + 4 * u * (std::fabs(z) + std::fabs(bias));
-        if (unfused) e_z += u_out * std::fabs(z) + smallest_normal(e.d) * u_out;
+        // Unfused, D holds alpha·AB + beta·C = z - bias rounded to D's type before the pass adds the bias.
+        if (unfused) e_z += u_out * (std::fabs(z) + std::fabs(bias)) + smallest_normal(e.d) * u_out;
         const double got = r.d.get(kGuard + b * e.stride_d() + i * e.ldd() + j);
         const std::string at = " at product " + std::to_string(b) + " (" + std::to_string(i) + ", " + std::to_string(j) + ")";
         if (kind(got) != kind(want)) {
