@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/errors.h"
+#include "api/validate.h"
 #include "common/grouped_matmul.h"
 #include "dispatch/device.h"
 #include "dispatch/engine_policy.h"
@@ -51,11 +52,7 @@ Status validate_shape(const GroupedMatmul& p) {
 Status validate_types(const GroupedMatmul& p) {
   for (DataType t : {p.a_type, p.b_type, p.d_type})
     if (!valid_type(t)) return fail(Status::UnsupportedType, "unknown DataType value " + str(static_cast<int>(t)));
-  if (p.a_type == DataType::F32 || p.b_type == DataType::F32)
-    return fail(Status::UnsupportedType, "A and B must be f16 or bf16 (f32 inputs are not supported)");
-  if (p.a_type != p.b_type)
-    return fail(Status::UnsupportedType, std::string("A is ") + data_type_name(p.a_type) + " but B is " +
-                                             data_type_name(p.b_type) + ": both must be one type");
+  if (Status s = validate_input_types(p.a_type, p.b_type); s != Status::Success) return s;
   if (p.accum == Accum::F16 && (p.a_type != DataType::F16 || p.d_type != DataType::F16))
     return fail(Status::UnsupportedType, "f16 accumulation needs f16 A, B and D; use Accum::F32");
   return Status::Success;

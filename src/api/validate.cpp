@@ -38,11 +38,7 @@ Status validate_enums(const Matmul& p) {
 Status validate_types(const Matmul& p) {
   for (DataType t : {p.a_type, p.b_type, p.c_type, p.d_type})
     if (!valid_type(t)) return fail(Status::UnsupportedType, "unknown DataType value " + str(static_cast<int>(t)));
-  if (p.a_type == DataType::F32 || p.b_type == DataType::F32)
-    return fail(Status::UnsupportedType, "A and B must be f16 or bf16 (f32 inputs are not supported)");
-  if (p.a_type != p.b_type)
-    return fail(Status::UnsupportedType, std::string("A is ") + data_type_name(p.a_type) + " but B is " +
-                                             data_type_name(p.b_type) + ": both must be one type");
+  if (Status s = validate_input_types(p.a_type, p.b_type); s != Status::Success) return s;
   if (p.accum == Accum::F16 && !p.all_f16())
     return fail(Status::UnsupportedType, "f16 accumulation needs f16 A, B, C and D; use Accum::F32");
   return Status::Success;
@@ -204,6 +200,15 @@ Status validate_pointers_accessible(const Matmul& p) {
       if (ptr)
         if (Status s = accessible(ptr, name); s != Status::Success) return s;
   }
+  return Status::Success;
+}
+
+Status validate_input_types(DataType a_type, DataType b_type) {
+  if (a_type == DataType::F32 || b_type == DataType::F32)
+    return fail(Status::UnsupportedType, "A and B must be f16 or bf16 (f32 inputs are not supported)");
+  if (a_type != b_type)
+    return fail(Status::UnsupportedType, std::string("A is ") + data_type_name(a_type) + " but B is " +
+                                             data_type_name(b_type) + ": both must be one type");
   return Status::Success;
 }
 

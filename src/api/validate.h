@@ -10,6 +10,9 @@ namespace hgemm::detail {
 /// Everything that can be checked without a device; on failure the status and last error.
 Status validate_arguments(const Matmul& p);
 
+/// The types of A and B: each f16 or bf16, both the same (their values already known types).
+Status validate_input_types(DataType a_type, DataType b_type);
+
 /// Whether the pointers p reads and writes are accessible from the GPU (not plain host memory).
 Status validate_pointers_accessible(const Matmul& p);
 
