@@ -1,16 +1,20 @@
 // The Python extension module hgemm._hgemm: the typed hgemm::matmul and hgemm::grouped_matmul over
 // any DLPack array (torch, cupy, jax, numpy for the error paths). Arrays are used in place: strides
 // give the leading dimension, a transposed view becomes op T and a batch stride of 0 repeats a
-// matrix, without a copy; each array's dtype is its operand's DataType. python/hgemm/__init__.py
-// wraps this.
+// matrix, without a copy; each array's dtype is its operand's DataType. The fused epilogue
+// (hgemm::Epilogue: bias, activation, the pre-activation written to aux_out, row and column scales)
+// comes as keyword arguments, its vectors and aux_out checked here like the operands.
+// python/hgemm/__init__.py wraps this.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +78,16 @@ struct View {
   hgemm::DataType data_type() const { return static_cast<hgemm::DataType>(type); }
 };
 
+// The hgemm::DataType of a DLPack dtype (as an int), or kNoType.
+int type_code(const nb::dlpack::dtype& t) {
+  const bool is_float = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) && t.lanes == 1;
+  const bool is_bfloat = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat) && t.lanes == 1;
+  return is_float && t.bits == 16    ? static_cast<int>(hgemm::DataType::F16)
+         : is_bfloat && t.bits == 16 ? static_cast<int>(hgemm::DataType::BF16)
+         : is_float && t.bits == 32  ? static_cast<int>(hgemm::DataType::F32)
+                                     : kNoType;
+}
+
 template <typename Arr>
 View view_of(const Arr& a, const char* name) {
   View v;
@@ -85,12 +99,7 @@ View view_of(const Arr& a, const char* name) {
     if (v.ndim == 3) v.batch = a.shape(0), v.sb = a.stride(0);
   }
   const nb::dlpack::dtype t = a.dtype();
-  const bool is_float = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) && t.lanes == 1;
-  const bool is_bfloat = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat) && t.lanes == 1;
-  v.type = is_float && t.bits == 16   ? static_cast<int>(hgemm::DataType::F16)
-           : is_bfloat && t.bits == 16 ? static_cast<int>(hgemm::DataType::BF16)
-           : is_float && t.bits == 32  ? static_cast<int>(hgemm::DataType::F32)
-                                       : kNoType;
+  v.type = type_code(t);
   v.dtype_text = v.type == kNoType ? dlpack_type_name(t) : python_type_name(v.data_type());
   const int type = a.device_type();
   v.on_gpu = type == nb::device::cuda::value || type == nb::device::cuda_managed::value;
@@ -165,7 +174,8 @@ Layout layout_of(const View& v) {
                             .c_str());
 }
 
-void check_cuda(const View& v) {
+template <typename V>
+void check_cuda(const V& v) {
   if (!v.on_gpu)
     throw nb::type_error((std::string(v.name) + " is not in CUDA memory (" + v.where_text +
                           "); hgemm needs GPU arrays (torch CUDA tensors, cupy arrays, ...)")
@@ -214,11 +224,190 @@ std::int64_t batch_stride(const View& v) {
   return v.ndim == 3 && v.batch > 1 ? v.sb : 0;
 }
 
+// ---- the fused epilogue's arguments ----
+
+// One vector of the epilogue (the bias, the row or column scales), from DLPack or as numbers from
+// the torch fast path.
+struct Vec {
+  const char* name;
+  std::uintptr_t data = 0;
+  std::int64_t ndim = 1, length = 0, stride = 1;
+  int type = kNoType;
+  bool on_gpu = false;
+  int device = -1;
+  std::string dtype_text;
+  std::string where_text;
+
+  hgemm::DataType data_type() const { return static_cast<hgemm::DataType>(type); }
+};
+
+Vec vec_of(const Array& a, const char* name) {
+  Vec v;
+  v.name = name;
+  v.ndim = static_cast<std::int64_t>(a.ndim());
+  if (v.ndim == 1) v.length = a.shape(0), v.stride = a.stride(0);
+  const nb::dlpack::dtype t = a.dtype();
+  v.type = type_code(t);
+  v.dtype_text = v.type == kNoType ? dlpack_type_name(t) : python_type_name(v.data_type());
+  const int type = a.device_type();
+  v.on_gpu = type == nb::device::cuda::value || type == nb::device::cuda_managed::value;
+  v.where_text = "DLPack device type " + std::to_string(type);
+  v.device = a.device_id();
+  v.data = reinterpret_cast<std::uintptr_t>(a.data());
+  return v;
+}
+
+// (data_ptr, length, stride, device or -1 for the CPU, dtype code as in view_of_numbers) of a 1-D
+// tensor. Python maps other dtypes and dimensions to errors before calling.
+Vec vec_of_numbers(const nb::tuple& t, const char* name) {
+  if (t.size() != 5) throw nb::type_error("internal: a vector is 5 numbers (data_ptr, length, stride, device, dtype)");
+  Vec v;
+  v.name = name;
+  v.data = nb::cast<std::uintptr_t>(t[0]);
+  v.length = nb::cast<std::int64_t>(t[1]), v.stride = nb::cast<std::int64_t>(t[2]);
+  v.device = nb::cast<int>(t[3]);
+  v.on_gpu = v.device >= 0;
+  v.type = nb::cast<int>(t[4]);
+  if (v.type < 0 || v.type > static_cast<int>(hgemm::DataType::F32))
+    throw nb::type_error("internal: a vector's dtype code is 0 (float16), 1 (bfloat16) or 2 (float32)");
+  v.dtype_text = python_type_name(v.data_type());
+  v.where_text = "the CPU";
+  return v;
+}
+
+// The epilogue as the caller sees it: in out's rows and columns, before prepare() turns a
+// transposed out into the transposed problem.
+struct EpilogueIn {
+  std::optional<Vec> bias;
+  bool bias_per_row = false;  // bias_along="m": one value per row of out; "n" (default): per column
+  hgemm::Activation activation = hgemm::Activation::None;
+  std::optional<View> aux;    // aux_out: Z, the pre-activation, out's shape
+  std::optional<Vec> row_scale, col_scale;
+};
+
+hgemm::Activation parse_activation(const std::string& s) {
+  if (s == "none") return hgemm::Activation::None;
+  if (s == "relu") return hgemm::Activation::ReLU;
+  if (s == "gelu") return hgemm::Activation::GELU;
+  if (s == "gelu_tanh") return hgemm::Activation::GELUTanh;
+  if (s == "silu") return hgemm::Activation::SiLU;
+  throw nb::value_error(
+      ("activation must be 'none', 'relu', 'gelu', 'gelu_tanh' or 'silu', not '" + s + "'").c_str());
+}
+
+bool parse_bias_along(const std::string& s) {
+  if (s == "n") return false;
+  if (s == "m") return true;
+  throw nb::value_error(("bias_along must be 'n' (one value per column of out) or 'm' (per row), not '" + s + "'")
+                            .c_str());
+}
+
+EpilogueIn epilogue_in(std::optional<Vec> bias, const std::string& bias_along, const std::string& activation,
+                       std::optional<View> aux, std::optional<Vec> row_scale, std::optional<Vec> col_scale) {
+  EpilogueIn e;
+  e.bias = std::move(bias);
+  e.bias_per_row = parse_bias_along(bias_along);
+  e.activation = parse_activation(activation);
+  e.aux = std::move(aux);
+  e.row_scale = std::move(row_scale), e.col_scale = std::move(col_scale);
+  return e;
+}
+
+// A vector of `want` values, one per `per` ("column of out", ...): 1-D, of a type the library
+// takes for it (float32 only for the scales), with unit stride.
+void check_vector(const Vec& v, std::int64_t want, const char* per, bool f32_only) {
+  if (v.ndim != 1)
+    throw nb::value_error((std::string(v.name) + " must be 1-D (one value per " + per + "), got " +
+                           std::to_string(v.ndim) + "-D")
+                              .c_str());
+  if (f32_only ? v.type != static_cast<int>(hgemm::DataType::F32) : v.type == kNoType)
+    throw nb::type_error((std::string(v.name) + " must have dtype " +
+                          (f32_only ? "float32" : "float16, bfloat16 or float32") + " (" + v.dtype_text + " given)")
+                             .c_str());
+  if (v.length != want)
+    throw nb::value_error((std::string(v.name) + " must have " + std::to_string(want) + " values (one per " + per +
+                           "), got " + std::to_string(v.length))
+                              .c_str());
+  if (v.length > 1 && v.stride != 1)
+    throw nb::value_error((std::string(v.name) + " must be contiguous (stride 1), got stride " +
+                           std::to_string(v.stride))
+                              .c_str());
+}
+
+// The leading dimension of aux_out, which the library writes as D's layout: row-major when out is
+// (op N), a transposed view when out is one (op T: the problem is then computed transposed).
+std::int64_t aux_leading_dim(const View& v, hgemm::Op out_op) {
+  const std::int64_t r = v.rows, c = v.cols, s0 = v.s0, s1 = v.s1;
+  if (s0 >= 0 && s1 >= 0) {
+    if (out_op == hgemm::Op::N && (s1 == 1 || c <= 1) && (r <= 1 || s0 >= c))
+      return r <= 1 ? std::max<std::int64_t>(c, 1) : std::max<std::int64_t>(s0, 1);
+    if (out_op == hgemm::Op::T && (s0 == 1 || r <= 1) && (c <= 1 || s1 >= r))
+      return c <= 1 ? std::max<std::int64_t>(r, 1) : s1;
+  }
+  const char* want = out_op == hgemm::Op::N ? "row-major rows (unit column stride), as out has"
+                                            : "a transposed view (unit row stride), as out is";
+  throw nb::value_error((std::string(v.name) + " has strides (" + std::to_string(s0) + ", " + std::to_string(s1) +
+                         "): it must be laid out like out, " + want)
+                            .c_str());
+}
+
+// Sets x.epilogue from e: x is the problem prepare() made (after the transpose of a transposed
+// out, so that bias along out's columns is along the problem's rows then, and the scales trade
+// places); out_op is out's layout.
+void set_epilogue(const EpilogueIn& e, const View& out, hgemm::Op out_op, int device, bool need_gpu,
+                  hgemm::MatmulArgs& x) {
+  hgemm::Epilogue& ep = x.epilogue;
+  const bool swapped = out_op == hgemm::Op::T;
+  if (e.bias) {
+    const Vec& v = *e.bias;
+    check_vector(v, e.bias_per_row ? out.rows : out.cols, e.bias_per_row ? "row of out" : "column of out", false);
+    ep.bias_along = e.bias_per_row != swapped ? hgemm::BiasAlong::M : hgemm::BiasAlong::N;
+    ep.bias = reinterpret_cast<const void*>(v.data), ep.bias_type = v.data_type();
+  }
+  ep.activation = e.activation;
+  if (e.aux) {
+    const View& v = *e.aux;
+    check_matrices(v);
+    if (v.type == kNoType)
+      throw nb::type_error(
+          (std::string(v.name) + " must have dtype float16, bfloat16 or float32 (" + v.dtype_text + " given)").c_str());
+    if (v.ndim != out.ndim || v.rows != out.rows || v.cols != out.cols || (v.ndim == 3 && v.batch != out.batch))
+      throw nb::value_error(
+          (std::string(v.name) + " must have out's shape, " + dims(out) + ", got " + dims(v)).c_str());
+    ep.aux_output = true;
+    ep.aux = reinterpret_cast<void*>(v.data), ep.aux_type = v.data_type();
+    ep.ldaux = aux_leading_dim(v, out_op);
+    ep.stride_aux = x.batch > 1 ? batch_stride(v) : 0;
+  }
+  for (auto [scale, per_row] : {std::pair{&e.row_scale, true}, {&e.col_scale, false}}) {
+    if (!*scale) continue;
+    const Vec& v = **scale;
+    check_vector(v, per_row ? out.rows : out.cols, per_row ? "row of out" : "column of out", true);
+    const float* p = reinterpret_cast<const float*>(v.data);
+    if (per_row != swapped)
+      ep.scale_rows = true, ep.row_scale = p;
+    else
+      ep.scale_cols = true, ep.col_scale = p;
+  }
+  if (!need_gpu) return;
+  for (const std::optional<Vec>* v : {&e.bias, &e.row_scale, &e.col_scale}) {
+    if (!*v) continue;
+    check_cuda(**v);
+    if ((*v)->device != device)
+      throw nb::value_error(("a, b, out and " + std::string((*v)->name) + " must be on the same GPU").c_str());
+  }
+  if (e.aux) {
+    check_cuda(*e.aux);
+    if (e.aux->device != device)
+      throw nb::value_error(("a, b, out and " + std::string(e.aux->name) + " must be on the same GPU").c_str());
+  }
+}
+
 // Batches follow torch.matmul's broadcasting: a 2-D operand, or a batch of one, is used for every
 // product; otherwise a's and b's batch sizes must be equal. out is 2-D when a and b are, else
 // batch×M×N.
 Call prepare(const View& a, const View& b, const View& out, bool trans_a, bool trans_b, hgemm::Accum accum,
-             bool need_gpu = true) {
+             bool need_gpu = true, const EpilogueIn* epilogue = nullptr) {
   for (const View* v : {&a, &b, &out}) check_matrices(*v);
   check_types(a, b, out, accum);
   const std::int64_t m = trans_a ? a.cols : a.rows, k = trans_a ? a.rows : a.cols;
@@ -260,12 +449,17 @@ Call prepare(const View& a, const View& b, const View& out, bool trans_a, bool t
     std::swap(x.m, x.n);
     std::swap(x.a, x.b), std::swap(x.lda, x.ldb), std::swap(x.a_type, x.b_type), std::swap(x.stride_a, x.stride_b);
   }
+  if (epilogue) set_epilogue(*epilogue, out, lc.op, a.device, need_gpu, x);
   // One B for every product, and the A and out matrices stacked one under the other (a contiguous
   // batch, say): the batch is a single (batch·M)×K by K×N product, one launch instead of `batch`.
+  // The epilogue allows it unless it has a vector along the rows (one per product, M long) or an
+  // aux whose matrices do not stack as out's do.
+  hgemm::Epilogue& ep = x.epilogue;
   if (x.batch > 1 && x.stride_b == 0 && x.op_a == hgemm::Op::N && x.stride_a == x.m * x.lda &&
-      x.stride_d == x.m * x.ldd) {
+      x.stride_d == x.m * x.ldd && ep.bias_along != hgemm::BiasAlong::M && !ep.scale_rows &&
+      (!ep.aux_output || ep.stride_aux == x.m * ep.ldaux)) {
     x.m *= x.batch;
-    x.batch = 1, x.stride_a = x.stride_d = 0;
+    x.batch = 1, x.stride_a = x.stride_d = ep.stride_aux = 0;
   }
   x.c = x.d, x.ldc = x.ldd, x.c_type = x.d_type, x.stride_c = x.stride_d;  // C is D: beta reads out
   return call;
@@ -290,9 +484,10 @@ hgemm::MatmulOptions options(hgemm::Accum accum, const std::string& kernel, std:
 }
 
 void matmul_call(const View& a, const View& b, const View& out, float alpha, float beta, const std::string& accum,
-                 const std::string& kernel, bool trans_a, bool trans_b, std::uintptr_t stream) {
+                 const std::string& kernel, bool trans_a, bool trans_b, std::uintptr_t stream,
+                 const EpilogueIn& epilogue) {
   const hgemm::Accum acc = parse_accum(accum);
-  Call call = prepare(a, b, out, trans_a, trans_b, acc);
+  Call call = prepare(a, b, out, trans_a, trans_b, acc, true, &epilogue);
   call.args.alpha = alpha, call.args.beta = beta;
   const hgemm::MatmulOptions opt = options(acc, kernel, stream);
   hgemm::Status s;
@@ -303,28 +498,52 @@ void matmul_call(const View& a, const View& b, const View& out, float alpha, flo
   if (s != hgemm::Status::Success) raise_status(s);
 }
 
-void gemm(const Array& a, const Array& b, MutArray out, float alpha, float beta, const std::string& accum,
-          const std::string& kernel, bool trans_a, bool trans_b, std::uintptr_t stream) {
-  matmul_call(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), alpha, beta, accum, kernel, trans_a, trans_b,
-              stream);
+// The epilogue's keyword arguments, from DLPack arrays.
+EpilogueIn epilogue_of(const std::optional<Array>& bias, const std::string& bias_along, const std::string& activation,
+                       const std::optional<MutArray>& aux_out, const std::optional<Array>& row_scale,
+                       const std::optional<Array>& col_scale) {
+  return epilogue_in(bias ? std::optional<Vec>(vec_of(*bias, "bias")) : std::nullopt, bias_along, activation,
+                     aux_out ? std::optional<View>(view_of(*aux_out, "aux_out")) : std::nullopt,
+                     row_scale ? std::optional<Vec>(vec_of(*row_scale, "row_scale")) : std::nullopt,
+                     col_scale ? std::optional<Vec>(vec_of(*col_scale, "col_scale")) : std::nullopt);
 }
 
-// The same from plain numbers (torch fast path: no DLPack capsule per call).
+void gemm(const Array& a, const Array& b, MutArray out, float alpha, float beta, const std::string& accum,
+          const std::string& kernel, bool trans_a, bool trans_b, std::uintptr_t stream,
+          const std::optional<Array>& bias, const std::string& bias_along, const std::string& activation,
+          const std::optional<MutArray>& aux_out, const std::optional<Array>& row_scale,
+          const std::optional<Array>& col_scale) {
+  matmul_call(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), alpha, beta, accum, kernel, trans_a, trans_b,
+              stream, epilogue_of(bias, bias_along, activation, aux_out, row_scale, col_scale));
+}
+
+// The same from plain numbers (torch fast path: no DLPack capsule per call); the vectors as
+// vec_of_numbers takes them, aux_out as view_of_numbers.
 void gemm_views(const nb::tuple& a, const nb::tuple& b, const nb::tuple& out, float alpha, float beta,
                 const std::string& accum, const std::string& kernel, bool trans_a, bool trans_b,
-                std::uintptr_t stream) {
+                std::uintptr_t stream, const std::optional<nb::tuple>& bias, const std::string& bias_along,
+                const std::string& activation, const std::optional<nb::tuple>& aux_out,
+                const std::optional<nb::tuple>& row_scale, const std::optional<nb::tuple>& col_scale) {
+  EpilogueIn e = epilogue_in(bias ? std::optional<Vec>(vec_of_numbers(*bias, "bias")) : std::nullopt, bias_along,
+                             activation,
+                             aux_out ? std::optional<View>(view_of_numbers(*aux_out, "aux_out")) : std::nullopt,
+                             row_scale ? std::optional<Vec>(vec_of_numbers(*row_scale, "row_scale")) : std::nullopt,
+                             col_scale ? std::optional<Vec>(vec_of_numbers(*col_scale, "col_scale")) : std::nullopt);
   matmul_call(view_of_numbers(a, "a"), view_of_numbers(b, "b"), view_of_numbers(out, "out"), alpha, beta, accum,
-              kernel, trans_a, trans_b, stream);
+              kernel, trans_a, trans_b, stream, e);
 }
 
 // What gemm would pass to the library for these arrays, launching nothing and accepting host
 // memory: lets tests check the layout and type logic (ops, leading dimensions, batch strides, the
 // one-launch batch, the operand types) without a GPU.
 nb::dict describe_gemm(const Array& a, const Array& b, const Array& out, bool trans_a, bool trans_b,
-                       const std::string& accum) {
+                       const std::string& accum, const std::optional<Array>& bias, const std::string& bias_along,
+                       const std::string& activation, const std::optional<MutArray>& aux_out,
+                       const std::optional<Array>& row_scale, const std::optional<Array>& col_scale) {
   const hgemm::Accum acc = parse_accum(accum);
+  const EpilogueIn epilogue = epilogue_of(bias, bias_along, activation, aux_out, row_scale, col_scale);
   const hgemm::MatmulArgs x =
-      prepare(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), trans_a, trans_b, acc, false).args;
+      prepare(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"), trans_a, trans_b, acc, false, &epilogue).args;
   nb::dict d;
   d["op_a"] = x.op_a == hgemm::Op::N ? "n" : "t";
   d["op_b"] = x.op_b == hgemm::Op::N ? "n" : "t";
@@ -337,6 +556,15 @@ nb::dict describe_gemm(const Array& a, const Array& b, const Array& out, bool tr
   d["a_type"] = hgemm::data_type_name(x.a_type), d["b_type"] = hgemm::data_type_name(x.b_type);
   d["c_type"] = hgemm::data_type_name(x.c_type), d["d_type"] = hgemm::data_type_name(x.d_type);
   d["accum"] = acc == hgemm::Accum::F16 ? "f16" : "f32";
+  const hgemm::Epilogue& e = x.epilogue;
+  d["bias_along"] = e.bias_along == hgemm::BiasAlong::M ? "m" : e.bias_along == hgemm::BiasAlong::N ? "n" : "none";
+  d["bias"] = reinterpret_cast<std::uintptr_t>(e.bias), d["bias_type"] = hgemm::data_type_name(e.bias_type);
+  d["stride_bias"] = e.stride_bias;
+  d["activation"] = hgemm::activation_name(e.activation);
+  d["aux_output"] = e.aux_output, d["aux"] = reinterpret_cast<std::uintptr_t>(e.aux);
+  d["aux_type"] = hgemm::data_type_name(e.aux_type), d["ldaux"] = e.ldaux, d["stride_aux"] = e.stride_aux;
+  d["scale_rows"] = e.scale_rows, d["row_scale"] = reinterpret_cast<std::uintptr_t>(e.row_scale);
+  d["scale_cols"] = e.scale_cols, d["col_scale"] = reinterpret_cast<std::uintptr_t>(e.col_scale);
   return d;
 }
 
@@ -565,18 +793,31 @@ NB_MODULE(_hgemm, m) {
             "bfloat16, C and D float16, bfloat16 or float32";
   m.def("kernels", &kernel_list, "Every registered kernel, as dicts.");
   m.def("gemm", &gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"), nb::arg("beta"),
-        nb::arg("accum"), nb::arg("kernel"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("stream"),
+        nb::arg("accum"), nb::arg("kernel"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("stream"), nb::kw_only(),
+        nb::arg("bias") = nb::none(), nb::arg("bias_along") = "n", nb::arg("activation") = "none",
+        nb::arg("aux_out") = nb::none(), nb::arg("row_scale") = nb::none(), nb::arg("col_scale") = nb::none(),
         "out = alpha·op(a)·op(b) + beta·out, in place, on `stream` (a cudaStream_t as an int). a and b are "
         "float16 or bfloat16 (one dtype), out float16, bfloat16 or float32. a, b and out are 2-D, or 3-D "
-        "batches with torch.matmul's broadcasting (a 2-D operand or a batch of one is shared).");
+        "batches with torch.matmul's broadcasting (a 2-D operand or a batch of one is shared).\n\n"
+        "The fused epilogue: out = act(alpha·op(a)·op(b) + beta·out + bias)·row_scale[r]·col_scale[c], in f32 "
+        "and rounded once. bias: a contiguous 1-D float16, bfloat16 or float32 vector, one value per column of "
+        "out (bias_along='n') or per row ('m'), shared by a batch. activation: 'none', 'relu', 'gelu' (erf), "
+        "'gelu_tanh' or 'silu'. aux_out: an array of out's shape and layout (float16, bfloat16 or float32) "
+        "that receives the pre-activation Z = alpha·op(a)·op(b) + beta·out + bias. row_scale, col_scale: "
+        "contiguous float32 vectors, one value per row / column of out.");
   m.def("gemm_views", &gemm_views, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"), nb::arg("beta"),
         nb::arg("accum"), nb::arg("kernel"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("stream"),
+        nb::kw_only(), nb::arg("bias") = nb::none(), nb::arg("bias_along") = "n", nb::arg("activation") = "none",
+        nb::arg("aux_out") = nb::none(), nb::arg("row_scale") = nb::none(), nb::arg("col_scale") = nb::none(),
         "gemm with each array given as (data_ptr, rows, cols, stride0, stride1, device or -1, dtype code: "
-        "0 float16, 1 bfloat16, 2 float32), plus (batch, batch stride) for a 3-D array.");
+        "0 float16, 1 bfloat16, 2 float32), plus (batch, batch stride) for a 3-D array; aux_out likewise, and "
+        "the vectors (bias, row_scale, col_scale) as (data_ptr, length, stride, device or -1, dtype code).");
   m.def("describe_gemm", &describe_gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("trans_a") = false,
-        nb::arg("trans_b") = false, nb::arg("accum") = "f32",
+        nb::arg("trans_b") = false, nb::arg("accum") = "f32", nb::kw_only(), nb::arg("bias") = nb::none(),
+        nb::arg("bias_along") = "n", nb::arg("activation") = "none", nb::arg("aux_out") = nb::none(),
+        nb::arg("row_scale") = nb::none(), nb::arg("col_scale") = nb::none(),
         "The library call gemm would make for these arrays (ops, sizes, leading dimensions, pointers, batch, "
-        "batch strides and operand types), without launching anything.");
+        "batch strides, operand types and the epilogue's fields), without launching anything.");
   m.def("grouped_gemm", &grouped_gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("sizes"),
         nb::arg("masked"), nb::arg("stream"),
         "hgemm::grouped_matmul into out, on `stream`. Contiguous layout (masked=False): a ΣM×K, b G×K×N, "

@@ -1,4 +1,6 @@
 """The Python package without a GPU: import, kernels(), and every error path, on numpy arrays."""
+import math
+
 import numpy as np
 import pytest
 
@@ -236,6 +238,189 @@ def test_described_call_with_trans_flags_on_batches(trans_a, trans_b):
     ob = b.T if trans_b else b
     want = np.matmul(oa.astype(np.float64), ob.astype(np.float64))
     np.testing.assert_array_equal(out[:c.size].reshape(c.shape), want)
+
+
+# ---- the fused epilogue: describe_gemm's epilogue fields, replayed on the host ----
+
+ACTIVATIONS = {
+    "none": lambda z: z,
+    "relu": lambda z: np.maximum(z, 0),
+    "gelu": lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2))),
+    "gelu_tanh": lambda z: 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3))),
+    "silu": lambda z: z / (1 + np.exp(-z)),
+}
+
+
+def locate(buffers, ptr):
+    for i, buf in enumerate(buffers):
+        if buf.ctypes.data <= ptr < buf.ctypes.data + buf.nbytes:
+            return i, (ptr - buf.ctypes.data) // buf.itemsize
+    raise AssertionError("a pointer outside every buffer")
+
+
+def replay_epilogue(call, buffers):
+    """replay, then the epilogue of every element of the problem as the library applies it, from
+    the fields describe_gemm reports: Z = product + bias (one value per row of the problem for
+    bias_along "m", per column for "n"), Z written to aux, D = act(Z)·row_scale[r]·col_scale[c].
+    Returns D's buffer and aux's (None without aux), in float64."""
+    out, _ = replay(call, buffers)
+    images = [buf.astype(np.float64) for buf in buffers]
+    m, n = call["m"], call["n"]
+
+    def vector(name, length):
+        i, o = locate(buffers, call[name])
+        return images[i][o:o + length]
+
+    along = call["bias_along"]
+    bias = vector("bias", m if along == "m" else n) if along != "none" else None
+    row_scale = vector("row_scale", m) if call["scale_rows"] else None
+    col_scale = vector("col_scale", n) if call["scale_cols"] else None
+    aux = None
+    if call["aux_output"]:
+        ix, ox = locate(buffers, call["aux"])
+        aux = images[ix].copy()
+    od = locate(buffers, call["d"])[1]
+    for i in range(call["batch"]):
+        for r in range(m):
+            row = slice(od + i * call["stride_d"] + r * call["ldd"], od + i * call["stride_d"] + r * call["ldd"] + n)
+            z = out[row].copy()
+            if bias is not None:
+                z += bias[r] if along == "m" else bias
+            if aux is not None:
+                start = ox + i * call["stride_aux"] + r * call["ldaux"]
+                aux[start:start + n] = z
+            v = ACTIVATIONS[call["activation"]](z)
+            if row_scale is not None:
+                v = v * row_scale[r]
+            if col_scale is not None:
+                v = v * col_scale
+            out[row] = v
+    return out, aux
+
+
+def vec(length, dtype=np.float32):
+    return carve((length,), (1,), dtype=dtype)
+
+
+# (a's shape and strides, b's, out's; aux_out has out's shape, laid out like out with `aux_pad`
+# more elements per row, or per column for a transposed out, and `aux_gap` more between matrices)
+EPILOGUE_LAYOUTS = {
+    "2d": (((5, 7), (7, 1)), ((7, 6), (6, 1)), ((5, 6), (6, 1))),
+    "2d, transposed out": (((5, 7), (7, 1)), ((7, 6), (1, 7)), ((5, 6), (1, 5))),
+    "batch x shared B, contiguous": (((4, 5, 7), (35, 7, 1)), ((7, 6), (6, 1)), ((4, 5, 6), (30, 6, 1))),
+    "shared A x batch": (((5, 7), (7, 1)), ((4, 7, 6), (42, 6, 1)), ((4, 5, 6), (30, 6, 1))),
+    "batch x batch, transposed out": (((4, 5, 7), (35, 7, 1)), ((4, 7, 6), (42, 6, 1)), ((4, 5, 6), (30, 1, 5))),
+}
+
+
+def aux_like(shape, out_strides, pad, gap, dtype):
+    """An aux_out of `shape` laid out as out is (row-major or a transposed view), its rows (columns)
+    `pad` elements longer and its matrices `gap` elements apart beyond that."""
+    *batch, r, c = shape
+    transposed = out_strides[-2] == 1 and out_strides[-1] != 1
+    inner = (1, r + pad) if transposed else (c + pad, 1)
+    size = (r + pad) * c if transposed else r * (c + pad)
+    return carve(shape, ((size + gap,) if batch else ()) + inner, dtype=dtype)
+
+
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+@pytest.mark.parametrize("name", list(EPILOGUE_LAYOUTS))
+@pytest.mark.parametrize("along", ["n", "m"])
+@pytest.mark.parametrize("aux", [None, (0, 0), (3, 0), (0, 5)])
+def test_described_epilogue_computes_bias_activation_and_aux(activation, name, along, aux):
+    """The epilogue's fields in the library's problem (transposed for a transposed out: a bias
+    along out's columns is along the problem's rows then) give D = act(op(a)·op(b) + bias) and
+    aux = the pre-activation, both in out's place, whatever the batch and layout; a batch whose
+    matrices stack into one product still does so when the epilogue allows it."""
+    (sa, ta), (sb, tb), (so, to) = EPILOGUE_LAYOUTS[name]
+    (buf_a, a), (buf_b, b), (buf_c, c) = carve(sa, ta), carve(sb, tb), carve(so, to, dtype=np.float32)
+    m, n = so[-2], so[-1]
+    buf_bias, bias = vec(m if along == "m" else n, np.float16)
+    buffers = [buf_a, buf_b, buf_c, buf_bias]
+    kwargs = {"bias": bias, "bias_along": along, "activation": activation}
+    if aux is not None:
+        buf_aux, aux_out = aux_like(so, to, *aux, dtype=np.float32)
+        buffers.append(buf_aux)
+        kwargs["aux_out"] = aux_out
+    call = hgemm._hgemm.describe_gemm(a, b, c, **kwargs)
+    assert call["activation"] == activation and call["stride_bias"] == 0
+    assert call["bias_type"] == "f16" and call["aux_output"] == (aux is not None)
+    out, aux_image = replay_epilogue(call, buffers)
+    z = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    z = z + (bias.astype(np.float64)[:, None] if along == "m" else bias.astype(np.float64))
+    got = np.lib.stride_tricks.as_strided(out, so, tuple(8 * s for s in to))
+    np.testing.assert_allclose(got, ACTIVATIONS[activation](z), rtol=1e-12, atol=1e-300)
+    if aux is not None:
+        got_aux = np.lib.stride_tricks.as_strided(aux_image[locate(buffers, call["aux"])[1]:], so,
+                                                  tuple(8 * s // 4 for s in aux_out.strides))
+        np.testing.assert_array_equal(got_aux, z)
+    if name == "batch x shared B, contiguous":
+        assert (call["batch"] == 1) == (along == "n" and (aux is None or aux[1] == 0)), call
+
+
+@pytest.mark.parametrize("name", list(EPILOGUE_LAYOUTS))
+def test_described_epilogue_scales_rows_and_columns(name):
+    (sa, ta), (sb, tb), (so, to) = EPILOGUE_LAYOUTS[name]
+    (buf_a, a), (buf_b, b), (buf_c, c) = carve(sa, ta), carve(sb, tb), carve(so, to)
+    (buf_r, rows), (buf_c2, cols) = vec(so[-2]), vec(so[-1])
+    call = hgemm._hgemm.describe_gemm(a, b, c, activation="relu", row_scale=rows, col_scale=cols)
+    assert call["bias_along"] == "none" and not call["aux_output"]
+    out, _ = replay_epilogue(call, [buf_a, buf_b, buf_c, buf_r, buf_c2])
+    z = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    want = np.maximum(z, 0) * rows.astype(np.float64)[:, None] * cols.astype(np.float64)
+    got = np.lib.stride_tricks.as_strided(out, so, tuple(8 * s for s in to))
+    np.testing.assert_array_equal(got, want)
+
+
+def describe(bias_len=6, **kwargs):
+    """describe_gemm of a 5x7 by 7x6 product into a float16 out, with epilogue arguments."""
+    if bias_len is not None:
+        kwargs.setdefault("bias", np.ones(bias_len, np.float32))
+    return hgemm._hgemm.describe_gemm(half((5, 7)), half((7, 6)), half((5, 6)), **kwargs)
+
+
+def test_epilogue_arguments_are_checked_with_clear_errors():
+    assert describe()["bias_along"] == "n"
+    assert describe(bias_len=5, bias_along="m")["bias_along"] == "m"
+    with pytest.raises(ValueError, match=r"bias must have 6 values \(one per column of out\), got 5"):
+        describe(bias_len=5)
+    with pytest.raises(ValueError, match=r"bias must have 5 values \(one per row of out\), got 6"):
+        describe(bias_along="m")
+    with pytest.raises(ValueError, match="bias_along must be 'n'"):
+        describe(bias_along="k")
+    with pytest.raises(TypeError, match=r"bias must have dtype float16, bfloat16 or float32 \(float64 given\)"):
+        describe(bias=np.ones(6))
+    with pytest.raises(TypeError, match=r"\(int32 given\)"):
+        describe(bias=np.ones(6, np.int32))
+    with pytest.raises(ValueError, match="bias must be 1-D"):
+        describe(bias=np.ones((1, 6), np.float16))
+    with pytest.raises(ValueError, match=r"bias must be contiguous \(stride 1\), got stride 2"):
+        describe(bias=np.ones(12, np.float16)[::2])
+    with pytest.raises(TypeError):  # not an array
+        describe(bias=[1.0] * 6)
+    with pytest.raises(ValueError, match="activation must be 'none', 'relu', 'gelu', 'gelu_tanh' or 'silu'"):
+        describe(activation="tanh")
+    with pytest.raises(ValueError, match="aux_out must have out's shape, 5x6, got 6x5"):
+        describe(aux_out=half((6, 5)))
+    with pytest.raises(ValueError, match="aux_out must have out's shape"):
+        describe(aux_out=half((1, 5, 6)))
+    with pytest.raises(TypeError, match=r"aux_out must have dtype float16, bfloat16 or float32 \(int8 given\)"):
+        describe(aux_out=np.ones((5, 6), np.int8))
+    with pytest.raises(ValueError, match="aux_out has strides .*laid out like out, row-major rows"):
+        describe(aux_out=half((6, 5)).T)
+    with pytest.raises(ValueError, match="laid out like out, a transposed view"):
+        hgemm._hgemm.describe_gemm(half((5, 7)), half((7, 6)), half((6, 5)).T, aux_out=half((5, 6)))
+    with pytest.raises(TypeError, match=r"row_scale must have dtype float32 \(float16 given\)"):
+        describe(bias_len=None, row_scale=np.ones(5, np.float16))
+    with pytest.raises(ValueError, match="col_scale must have 6 values"):
+        describe(bias_len=None, col_scale=np.ones(5, np.float32))
+
+
+def test_epilogue_on_host_arrays_is_refused_for_the_device():
+    """On a GPU the vectors and aux_out must be GPU arrays too; here a's host memory is named first."""
+    with pytest.raises(TypeError, match="CUDA"):
+        hgemm._hgemm.gemm(half((5, 7)), half((7, 6)), half((5, 6)), 1.0, 0.0, "f32", "auto", False, False, 0,
+                          bias=np.ones(6, np.float16), activation="gelu")
 
 
 @pytest.mark.parametrize("script", ["bench_overhead", "bench_mlp"])
