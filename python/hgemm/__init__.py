@@ -6,17 +6,21 @@
     c = hgemm.matmul(a, b)                       # fp32 accumulation, kernel "auto"
     hgemm.matmul(a.T, b, out=c, kernel="cuda.t8x8_hfma2", accum="f16")  # a.T: no copy, op T
     d = hgemm.matmul(a.bfloat16(), b.bfloat16(), out_dtype="f32")      # bfloat16 in, float32 out
+    bias = torch.randn(4096, device="cuda", dtype=torch.float16)
+    y = hgemm.matmul(a, b, bias=bias, activation="gelu")  # gelu(a·b + bias), fused into the product
 
 a and b are float16 or bfloat16 (one dtype for both), out float16, bfloat16 or float32.
 Arrays are used where they lie: a row-major array with a padded row (stride > width) is a
 leading dimension, a transposed view is op T, and 3-D arrays are batches of matrices with
 torch.matmul's broadcasting. torch and cupy inputs get a new array of their own kind when `out` is
 None; for other frameworks pass `out`. grouped_mm is torch._grouped_mm's mixture-of-experts product
-(one launch for every group, the group sizes read on the GPU).
+(one launch for every group, the group sizes read on the GPU). matmul's bias, activation and aux_out
+are computed in the product's epilogue, on the f32 sum, before its one rounding.
 
-With torch, `hgemm.torch_ops` registers torch.ops.hgemm.mm, hgemm.matmul and hgemm.grouped_mm
-(autograd, torch.compile, CUDA graphs) and `hgemm.nn.Linear` is a drop-in for torch.nn.Linear;
-both load on first use, so `import hgemm` itself never imports torch.
+With torch, `hgemm.torch_ops` registers torch.ops.hgemm.mm, hgemm.matmul, hgemm.addmm (bias and
+activation fused) and hgemm.grouped_mm (autograd, torch.compile, CUDA graphs) and `hgemm.nn.Linear`
+is a drop-in for torch.nn.Linear (with an optional fused activation); both load on first use, so
+`import hgemm` itself never imports torch.
 """
 
 import sys
@@ -71,7 +75,7 @@ def _dtype_name(dtype):
 
 def _dtype_message(name, dtype):
     """The TypeError text for an array of a dtype the library has no type for (as the native layer's)."""
-    allowed = "float16, bfloat16 or float32" if name == "out" else "float16 or bfloat16"
+    allowed = "float16, bfloat16 or float32" if name in ("out", "aux_out", "bias") else "float16 or bfloat16"
     return f"{name} must have dtype {allowed} ({str(dtype).replace('torch.', '')} given)"
 
 
@@ -113,6 +117,32 @@ def _torch_view(torch, t, name):
         sb, s0, s1 = t.stride()
         return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), code, batch, sb)
     raise ValueError(f"hgemm.matmul takes 2-D or 3-D tensors, got {t.dim()}-D")
+
+
+def _torch_vector(torch, t, name):
+    """(data_ptr, length, stride, device, dtype code) of a 1-D torch tensor: the bias for the native
+    layer (which checks its length, stride and device)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a 1-D tensor, got {type(t).__name__}")
+    code = (_TORCH_CODE or _torch_codes(torch)).get(t.dtype)
+    if code is None:
+        raise TypeError(_dtype_message(name, t.dtype))
+    if t.dim() != 1:
+        raise ValueError(f"{name} must be 1-D (one value per column of out), got {t.dim()}-D")
+    return (t.data_ptr(), t.shape[0], t.stride(0), t.get_device(), code)
+
+
+# The activations of the fused epilogue (hgemm::Activation), by the names the library gives them.
+_ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu")
+
+
+def _activation(activation):
+    """The library's name of an activation given as None (none) or one of its names; else ValueError."""
+    if activation is None:
+        return "none"
+    if isinstance(activation, str) and activation in _ACTIVATIONS:
+        return activation
+    raise ValueError(f"activation must be None, 'relu', 'gelu' (erf), 'gelu_tanh' or 'silu', got {activation!r}")
 
 
 _RAW_STREAM = {}
@@ -203,8 +233,8 @@ def _check_kernel(kernel):
 
 
 def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", trans_a=False,
-           trans_b=False, stream=None):
-    """out = alpha · op(a) · op(b) + beta · out, with op(x) = x.T when trans_x, else x.
+           trans_b=False, stream=None, bias=None, activation=None, aux_out=None):
+    """out = act(alpha · op(a) · op(b) + beta · out + bias), with op(x) = x.T when trans_x, else x.
 
     a, b: GPU arrays (anything with __dlpack__), both float16 or both bfloat16; out: float16,
     bfloat16 or float32. Each is 2-D, or a 3-D batch of matrices with torch.matmul's broadcasting
@@ -215,23 +245,43 @@ def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", 
     (default) or "f16" (float16 a, b and out only). kernel: an id from kernels() or "auto" (the
     ladder's rungs take float16 only). stream: a cudaStream_t as an int; default: the current
     stream of a's framework (torch, cupy), else the default stream.
-    torch tensors that need grad, tensor subclasses and calls under torch.compile go through
-    torch.ops.hgemm.mm / hgemm.matmul (autograd, tracing), which take only a, b, out_dtype, accum
-    and kernel. Raises TypeError (not an array, a dtype or dtype combination not supported, not on
-    a GPU), ValueError (shapes, strides, unknown or unsupported kernel, arguments the library
-    refuses), RuntimeError (CUDA errors).
+
+    The fused epilogue, applied to the f32 sum before out's one rounding: bias (default none) is a
+    contiguous 1-D array of float16, bfloat16 or float32 with one value per column of out (as
+    nn.Linear's), shared by a batch; activation is None, "relu", "gelu" (erf, torch's
+    gelu(approximate="none")), "gelu_tanh" (gelu(approximate="tanh")) or "silu"; aux_out, an array
+    of out's shape and layout (float16, bfloat16 or float32), receives the pre-activation
+    Z = alpha·op(a)·op(b) + beta·out + bias (what a backward pass needs). The kernel "auto" fuses it
+    into the product on Hopper and adds one elementwise pass elsewhere; a ladder kernel named in
+    `kernel` refuses it (ValueError).
+
+    torch tensors that need grad (bias included), tensor subclasses and calls under torch.compile
+    go through torch.ops.hgemm.mm / hgemm.matmul, or hgemm.addmm with a bias or an activation
+    (autograd, tracing), which take only a, b, out_dtype, accum and kernel, plus bias and activation
+    for a 2-D b (a 3-D a is then flattened into rows). Raises TypeError (not an array, a dtype or
+    dtype combination not supported, not on a GPU), ValueError (shapes, strides, unknown or
+    unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors).
     """
     if accum != "f32" and accum != "f16":
         raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
     if kernel != "auto":
         _check_kernel(kernel)
+    epilogue = bias is not None or activation is not None or aux_out is not None
+    if activation is not None:
+        activation = _activation(activation)
     torch = _torch()
     if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         plain = _PLAIN or _plain_types(torch)
         if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
-                or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
-            return _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream)
-        if out is None or type(out) is torch.Tensor:
+                or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())
+                or (bias is not None and isinstance(bias, torch.Tensor)
+                    and (type(bias) not in plain or (bias.requires_grad and torch.is_grad_enabled())))):
+            return _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream,
+                              bias, activation, aux_out)
+        if (out is None or type(out) is torch.Tensor) and (aux_out is None or type(aux_out) is torch.Tensor):
+            if epilogue:
+                return _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b,
+                                     stream, bias, activation, aux_out)
             return _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream)
     shape = _out_shape(_shape(a, "a"), _shape(b, "b"), trans_a, trans_b)
     if out is None:
@@ -242,11 +292,16 @@ def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", 
         _check_out_dtype(out, out_dtype)
     if stream is None:
         stream = _default_stream(a)
-    _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
+    if epilogue:
+        _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream),
+              bias=bias, activation=activation or "none", aux_out=aux_out)
+    else:
+        _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
     return out
 
 
-def _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream):
+def _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream, bias=None,
+                  activation=None, aux_out=None):
     va, vb = _torch_view(torch, a, "a"), _torch_view(torch, b, "b")
     if out is None:
         if beta != 0:
@@ -261,8 +316,14 @@ def _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans
         _check_out_dtype(out, out_dtype)
     if stream is None:
         stream = _torch_stream(torch, va[5]) if va[5] >= 0 else 0
-    _gemm_views(va, vb, _torch_view(torch, out, "out"), float(alpha), float(beta), accum, kernel, bool(trans_a),
-                bool(trans_b), int(stream))
+    vo = _torch_view(torch, out, "out")
+    if bias is None and activation is None and aux_out is None:
+        _gemm_views(va, vb, vo, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
+    else:
+        _gemm_views(va, vb, vo, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream),
+                    bias=None if bias is None else _torch_vector(torch, bias, "bias"),
+                    activation=activation or "none",
+                    aux_out=None if aux_out is None else _torch_view(torch, aux_out, "aux_out"))
     return out
 
 
@@ -275,17 +336,34 @@ def _plain_types(torch):
     return _PLAIN
 
 
-def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream):
-    """Through torch.ops.hgemm.mm (2-D) or hgemm.matmul (batched): only the plain product."""
-    if out is not None or alpha != 1 or beta != 0 or trans_a or trans_b or stream is not None:
+def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream, bias=None,
+               activation=None, aux_out=None):
+    """Through torch.ops.hgemm.mm (2-D) or hgemm.matmul (batched), or hgemm.addmm for a bias or an
+    activation: the product, and the epilogue without aux_out."""
+    if (out is not None or alpha != 1 or beta != 0 or trans_a or trans_b or stream is not None
+            or aux_out is not None):
         raise ValueError("hgemm.matmul with tensors that require grad (or under torch.compile) takes only "
-                         "a, b, out_dtype, accum and kernel: out=, alpha, beta, trans_a, trans_b and stream "
-                         "would drop the gradient (use a.T for op T, or run under torch.no_grad())")
+                         "a, b, out_dtype, accum, kernel, bias and activation: out=, aux_out=, alpha, beta, "
+                         "trans_a, trans_b and stream would drop the gradient (use a.T for op T, or run under "
+                         "torch.no_grad())")
     ops = _OPS.get("ops")
     if ops is None:
         from . import torch_ops
 
-        ops = _OPS["ops"] = (torch_ops.mm, torch_ops.matmul)
+        ops = _OPS["ops"] = (torch_ops.mm, torch_ops.matmul, torch_ops.addmm)
+    if bias is not None or activation is not None:
+        if b.dim() != 2 or a.dim() not in (2, 3):
+            raise ValueError("hgemm.matmul with bias or activation and tensors that require grad (or under "
+                             "torch.compile) goes through torch.ops.hgemm.addmm, which takes a 2-D b (a 3-D a is "
+                             f"flattened into rows), got {a.dim()}-D a and {b.dim()}-D b")
+        if not isinstance(bias, (torch.Tensor, type(None))):
+            raise TypeError(f"bias must be a 1-D tensor, got {type(bias).__name__}")
+        rows = a.reshape(-1, a.shape[-1]) if a.dim() == 3 else a
+        kwargs = {"activation": activation or "none", "accum": accum, "kernel_id": kernel}
+        if out_dtype is not None:
+            kwargs["out_dtype"] = _torch_dtype(torch, out_dtype)
+        y = ops[2](bias, rows, b, **kwargs)
+        return y.view(*a.shape[:-1], b.shape[-1]) if a.dim() == 3 else y
     op = ops[0 if a.dim() == 2 and b.dim() == 2 else 1]
     if out_dtype is None:
         return op(a, b, accum=accum, kernel_id=kernel)

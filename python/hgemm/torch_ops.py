@@ -6,6 +6,8 @@ module the first time it routes a torch tensor that needs grad, or any call unde
 
     hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
     hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
+    hgemm::addmm(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", str kernel_id="auto",
+                 ScalarType? out_dtype=None) -> Tensor
     hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, ScalarType? out_dtype=None)
         -> Tensor
 
@@ -19,6 +21,15 @@ out_dtype (float16, bfloat16 or float32; None: a's dtype); accum is "f32" or "f1
 and output only), kernel_id "auto" or an id from hgemm.kernels() (not `kernel`: inductor's
 fallback kernels take that name themselves). Gradients come in the inputs' dtype.
 
+addmm: act(a·b + bias), as torch.addmm(bias, a, b) followed by an activation, with the bias and
+the activation applied in the product's epilogue, on the f32 sum before the output's one rounding.
+a is M×K and b K×N as for mm; bias is None or a 1-D tensor of N values (one per output column, as
+nn.Linear's bias; float16, bfloat16 or float32, on a's device); activation is "none", "relu",
+"gelu" (erf: torch's gelu(approximate="none")), "gelu_tanh" (gelu(approximate="tanh")) or "silu".
+Its backward needs the pre-activation Z = a·b + bias for gelu, gelu_tanh and silu: when a gradient
+is wanted, the forward runs hgemm::_addmm_aux, which returns (out, Z) from the one product (Z in the
+output's dtype, written by the same epilogue), and saves Z; relu's backward reads the output.
+
 grouped_mm: hgemm.grouped_mm's products (the contiguous layout with offs, a batch, or the masked
 layout with m_valid), one launch; see hgemm.grouped_mm and the autograd section below.
 
@@ -28,11 +39,11 @@ torch.library.custom_op, whose wrapper costs more host time per call.
 
 import torch
 
-from . import _check_kernel, _grouped_shape, _out_shape, _torch_codes, _torch_stream, _torch_view
+from . import _ACTIVATIONS, _check_kernel, _grouped_shape, _out_shape, _torch_codes, _torch_stream, _torch_view
 from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import grouped_gemm_views as _grouped_gemm_views
 
-__all__ = ["mm", "matmul", "grouped_mm"]
+__all__ = ["mm", "matmul", "addmm", "grouped_mm"]
 
 F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
 _CODE = _torch_codes(torch)  # dtype -> the dtype code of a native view
@@ -275,6 +286,190 @@ _register_autograd("matmul", _matmul_cuda)
 
 mm = torch.ops.hgemm.mm.default
 matmul = torch.ops.hgemm.matmul.default
+
+
+# ---- addmm: the product with the fused epilogue (bias, activation) ----
+#
+# hgemm::addmm is the forward of nn.Linear with a fused bias and activation; hgemm::_addmm_aux is the
+# same with the pre-activation Z as a second output (the epilogue's aux), which the backward of
+# gelu, gelu_tanh and silu reads. Both are differentiable (Z's gradient adds to dZ).
+
+_lib.define('addmm(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", '
+            'str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor')
+_lib.define('_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", '
+            'str kernel_id="auto", ScalarType? out_dtype=None) -> (Tensor, Tensor)')
+
+
+def _addmm_shape(name, bias, a, b, activation, accum, kernel, out_dtype):
+    _check_args(name, a, b, accum, kernel, out_dtype)
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"hgemm::{name} takes 2-D a and b, got {a.dim()}-D and {b.dim()}-D (flatten a batch of "
+                         "rows into a, as hgemm.nn.linear does)")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"hgemm::{name}: shapes do not match: a is {a.shape[0]}x{a.shape[1]} but b is "
+                         f"{b.shape[0]}x{b.shape[1]}")
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"hgemm::{name}: activation must be 'none', 'relu', 'gelu', 'gelu_tanh' or 'silu', not "
+                         f"{activation!r}")
+    n = b.shape[1]
+    if bias is not None:
+        if bias.dtype not in _CODE:
+            raise TypeError(f"hgemm::{name}: bias must have dtype float16, bfloat16 or float32, got {bias.dtype}")
+        if bias.dim() != 1 or bias.shape[0] != n:
+            raise ValueError(f"hgemm::{name}: bias must be 1-D with one value per column of the product ({n}), got "
+                             f"shape {tuple(bias.shape)}")
+        if bias.device != a.device:
+            raise ValueError(f"hgemm::{name}: bias is on {bias.device} but a is on {a.device}")
+    return a.shape[0], n
+
+
+def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_aux):
+    """act(a·b + bias) into a new tensor, and with_aux: Z = a·b + bias into another of the same
+    dtype, from one product."""
+    a, va = _view(a)
+    b, vb = _view(b)
+    device = va[5]
+    rows, cols = va[1], vb[2]
+    dtype = a.dtype if out_dtype is None else out_dtype
+    out = torch.empty((rows, cols), dtype=dtype, device=a.device)
+    vo = (out.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
+    vbias = aux = vaux = None
+    if bias is not None:
+        if bias.stride(0) != 1 and bias.shape[0] > 1:
+            bias = bias.contiguous()
+        vbias = (bias.data_ptr(), bias.shape[0], 1, bias.get_device(), _CODE[bias.dtype])
+    if with_aux:
+        aux = torch.empty((rows, cols), dtype=dtype, device=a.device)
+        vaux = (aux.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
+    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel_id, False, False,
+                _torch_stream(torch, device) if device >= 0 else 0, bias=vbias, activation=activation, aux_out=vaux)
+    return (out, aux) if with_aux else out
+
+
+def _addmm_cuda(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+    _addmm_shape("addmm", bias, a, b, activation, accum, kernel_id, out_dtype)
+    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, False)
+
+
+def _addmm_aux_cuda(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+    _addmm_shape("_addmm_aux", bias, a, b, activation, accum, kernel_id, out_dtype)
+    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, True)
+
+
+def _addmm_fake(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+    shape = _addmm_shape("addmm", bias, a, b, activation, accum, kernel_id, out_dtype)
+    return a.new_empty(shape, dtype=a.dtype if out_dtype is None else out_dtype)
+
+
+def _addmm_aux_fake(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+    shape = _addmm_shape("_addmm_aux", bias, a, b, activation, accum, kernel_id, out_dtype)
+    dtype = a.dtype if out_dtype is None else out_dtype
+    return a.new_empty(shape, dtype=dtype), a.new_empty(shape, dtype=dtype)
+
+
+def _refuse_cpu_addmm(name):
+    def refuse(bias, a, b, **kwargs):
+        raise TypeError(f"hgemm::{name} runs on CUDA tensors, got {a.device} and {b.device}")
+    return refuse
+
+
+for _name, _cuda, _fake in (("addmm", _addmm_cuda, _addmm_fake), ("_addmm_aux", _addmm_aux_cuda, _addmm_aux_fake)):
+    _lib.impl(_name, _cuda, "CUDA")
+    _lib.impl(_name, _refuse_cpu_addmm(_name), "CPU")
+    torch.library.register_fake(f"hgemm::{_name}", _fake, lib=_lib)
+
+
+# Autograd of addmm. D = act(Z), Z = A·B + bias gives
+#   dZ = dD·act'(Z) (plus Z's own gradient for _addmm_aux), by torch's elementwise derivatives:
+#        threshold_backward for relu (reading D: D > 0 exactly where Z > 0), gelu_backward (erf or
+#        tanh form) and silu_backward (reading Z, which the forward wrote in the same launch);
+#   dbias = the column sums of dZ, in the bias's dtype (accumulated in f32);
+#   dA = dZ·Bᵀ and dB = Aᵀ·dZ by hgemm, from transposed views as mm's backward (_product).
+# Each gradient only when its input needs it; Z is kept only for the activations that read it.
+# The backward is once differentiable (a second derivative raises): Z, saved from below autograd,
+# carries no graph back to a, b and the bias.
+
+_READS_Z = ("gelu", "gelu_tanh", "silu")
+
+
+def _activation_backward(grad, saved, activation):
+    """dZ = grad·act'(Z): saved is Z for gelu, gelu_tanh and silu, act(Z) for relu."""
+    if activation == "relu":
+        return torch.ops.aten.threshold_backward.default(grad, saved, 0)
+    if activation == "gelu":
+        return torch.ops.aten.gelu_backward.default(grad, saved)
+    if activation == "gelu_tanh":
+        return torch.ops.aten.gelu_backward.default(grad, saved, approximate="tanh")
+    if activation == "silu":
+        return torch.ops.aten.silu_backward.default(grad, saved)
+    return grad
+
+
+class _Addmm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, bias, a, b, activation, accum, kernel_id, out_dtype, keyset, with_aux):
+        keys = keyset & _AFTER_AUTOGRAD
+        with torch._C._AutoDispatchBelowAutograd():
+            if with_aux or activation in _READS_Z:
+                out, z = torch.ops.hgemm._addmm_aux.default.redispatch(
+                    keys, bias, a, b, activation=activation, accum=accum, kernel_id=kernel_id, out_dtype=out_dtype)
+            else:
+                out = torch.ops.hgemm.addmm.default.redispatch(
+                    keys, bias, a, b, activation=activation, accum=accum, kernel_id=kernel_id, out_dtype=out_dtype)
+        need_a, need_b = ctx.needs_input_grad[1], ctx.needs_input_grad[2]
+        saved = z if activation in _READS_Z else out if activation == "relu" else None
+        ctx.save_for_backward(b if need_a else None, a if need_b else None, saved)
+        ctx.set_materialize_grads(False)
+        ctx.activation = activation
+        ctx.dtype = a.dtype
+        ctx.bias_dtype = None if bias is None else bias.dtype
+        ctx.a_transposed, ctx.b_transposed = _transposed(a), _transposed(b)
+        return (out, z) if with_aux else out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad, grad_z=None):
+        b, a, saved = ctx.saved_tensors
+        dz = None if grad is None else _activation_backward(grad, saved, ctx.activation)
+        if grad_z is not None:
+            dz = grad_z if dz is None else dz + grad_z
+        dbias = da = db = None
+        if dz is not None:
+            if ctx.needs_input_grad[0]:
+                dbias = dz.sum(0, dtype=ctx.bias_dtype)
+            if dz.dtype != ctx.dtype:
+                dz = dz.to(ctx.dtype)
+            if ctx.needs_input_grad[1]:
+                da = _product(dz, b.mT, ctx.a_transposed)
+            if ctx.needs_input_grad[2]:
+                db = _product(a.mT, dz, ctx.b_transposed)
+        return dbias, da, db, None, None, None, None, None, None
+
+
+_Addmm.__name__ = _Addmm.__qualname__ = "HgemmBackward_addmm"
+
+
+def _register_addmm_autograd(name, cuda_kernel, with_aux):
+    op = getattr(torch.ops.hgemm, name).default
+
+    def autograd_kernel(keyset, bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+        if torch._C.is_grad_enabled() and (a.requires_grad or b.requires_grad
+                                           or (bias is not None and bias.requires_grad)):
+            return _Addmm.apply(bias, a, b, activation, accum, kernel_id, out_dtype, keyset, with_aux)
+        if _next_is_cuda(keyset):
+            return cuda_kernel(bias, a, b, activation=activation, accum=accum, kernel_id=kernel_id,
+                               out_dtype=out_dtype)
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & _AFTER_AUTOGRAD, bias, a, b, activation=activation, accum=accum,
+                                 kernel_id=kernel_id, out_dtype=out_dtype)
+
+    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+
+
+_register_addmm_autograd("addmm", _addmm_cuda, False)
+_register_addmm_autograd("_addmm_aux", _addmm_aux_cuda, True)
+
+addmm = torch.ops.hgemm.addmm.default
 
 
 # ---- grouped_mm ----
