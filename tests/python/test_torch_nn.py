@@ -128,8 +128,9 @@ def rel_error(got, want):
 
 
 def tol(k, dtype=F16):
-    """f32 accumulation over k products plus two roundings to the layer's dtype (product, then
-    + bias), each counted twice: u = 2^-11 for float16, 2^-8 for bfloat16."""
+    """f32 accumulation over k products plus the roundings to the layer's dtype: 4u allows two (an
+    unfused bias: product, then + bias), each counted twice, though the fused epilogue rounds
+    once: u = 2^-11 for float16, 2^-8 for bfloat16."""
     u = 2.0 ** -11 if dtype == F16 else 2.0 ** -8
     return 4 * u + k * 2.0 ** -22
 
@@ -158,8 +159,8 @@ def test_forward_and_gradients_match_fp32(bias, dtype):
 
 @cuda
 def test_forward_allocates_only_its_output():
-    """A contiguous (…, in) input is used as a (rows × in) view and the bias is added in place:
-    the forward's one allocation is the output."""
+    """A contiguous (…, in) input is used as a (rows × in) view and the bias is added in the
+    product's epilogue: the forward's one allocation is the output."""
     layer = hgemm.nn.Linear(64, 96, device="cuda")
     x = rand(2, 64, 64, requires_grad=True)
     torch.cuda.synchronize()
