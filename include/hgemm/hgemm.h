@@ -239,6 +239,13 @@ enum class GroupedLayout : std::uint8_t {
   /// stride_a and stride_d apart; m_valid[g] rows of group g count, and D_g's rows from
   /// m_valid[g] on are not written.
   Masked = 1,
+  /// MoE weight gradient: the groups split K. offsets[g] is the END of group g along K (as in
+  /// Contiguous), and D_g (M×N, stride_d elements after D_{g-1}) = alpha · op(A)[:, K_g] ·
+  /// op(B)[K_g, :] over group g's slice K_g of the K dimension. K is the outer dimension of both
+  /// operands: op_a = T (A is K×M) and op_b = N (B is K×N), as X and dY are stored in the
+  /// backward pass of a contiguous forward. K is only an upper bound of Σ K_g (what A and B
+  /// hold); an empty group writes zeros to its D_g.
+  KGrouped = 2,
 };
 
 /// A grouped product, one launch for every group, with the group sizes on the device:
@@ -246,10 +253,12 @@ enum class GroupedLayout : std::uint8_t {
 ///   D_g = alpha · op(A_g) · op(B_g)        for g in [0, groups)
 ///
 /// B_g is matrix g of B (K×N with op N, N×K with op T), stride_b elements after B_{g-1} (0: one
-/// B for every group). The sizes (offsets or m_valid: int32, device memory) are never read by
-/// the host, so the call needs no synchronisation and a captured CUDA graph replays correctly
-/// with new sizes written into the same memory. A size outside [0, M] is clamped to it, and
-/// decreasing offsets give empty groups: nothing outside D's M rows is ever read or written.
+/// B for every group; KGrouped: must be 0, A and B being split along K). The sizes (offsets or
+/// m_valid: int32, device memory) are never read by the host, so the call needs no
+/// synchronisation and a captured CUDA graph replays correctly with new sizes written into the
+/// same memory. A size outside [0, M] (KGrouped: [0, K]) is clamped to it, and decreasing
+/// offsets give empty groups: nothing outside D's M rows (KGrouped: A's and B's K rows) is ever
+/// read or written.
 /// Types as in MatmulArgs (A and B f16 or bf16, D f16, bf16 or f32); there is no C (beta = 0).
 /// K = 0 writes zeros to the groups' rows. Whole tiles only: the result does not depend on the
 /// other groups, the SM count or timing (bitwise repeatable).
@@ -257,14 +266,14 @@ struct GroupedMatmulArgs {
   GroupedLayout layout = GroupedLayout::Contiguous;
   Op op_a = Op::N, op_b = Op::N;
   std::int64_t groups = 0;         ///< G, at most kMaxGroupedGroups
-  std::int64_t m = 0;              ///< Contiguous: rows of A and D (≥ Σ group rows); Masked: rows per group
-  std::int64_t n = 0, k = 0;
+  std::int64_t m = 0;              ///< Contiguous: rows of A and D (≥ Σ group rows); Masked, KGrouped: rows per group
+  std::int64_t n = 0, k = 0;       ///< KGrouped: k is the rows of A and B (≥ Σ group sizes)
   float alpha = 1.f;
-  const std::int32_t* offsets = nullptr;  ///< Contiguous only: G cumulative end rows, device memory
+  const std::int32_t* offsets = nullptr;  ///< Contiguous, KGrouped: G cumulative ends (rows; k), device memory
   const std::int32_t* m_valid = nullptr;  ///< Masked only: G row counts, device memory
   const void* a = nullptr;
   std::int64_t lda = 0;
-  std::int64_t stride_a = 0;  ///< Masked: elements from A_g to A_{g+1} (0: one A); Contiguous: must be 0
+  std::int64_t stride_a = 0;  ///< Masked: elements from A_g to A_{g+1} (0: one A); Contiguous, KGrouped: must be 0
   DataType a_type = DataType::F16;
   const void* b = nullptr;
   std::int64_t ldb = 0;
@@ -272,7 +281,7 @@ struct GroupedMatmulArgs {
   DataType b_type = DataType::F16;
   void* d = nullptr;
   std::int64_t ldd = 0;
-  std::int64_t stride_d = 0;  ///< Masked: elements from D_g to D_{g+1} (≥ ldd·M); Contiguous: must be 0
+  std::int64_t stride_d = 0;  ///< Masked, KGrouped: elements from D_g to D_{g+1} (≥ ldd·M); Contiguous: must be 0
   DataType d_type = DataType::F16;
 };
 
@@ -282,8 +291,7 @@ constexpr std::int64_t kMaxGroupedGroups = 4096;
 /// Runs `args` (see GroupedMatmulArgs) in one launch on options.stream. Needs an sm_90 GPU and a
 /// build with sm_90a code (else UnsupportedArch); options.kernel must be "auto" or
 /// "engine.sm90". Arguments are validated before anything is launched (Status and
-/// last_error_message() say what is wrong). The K-grouped layout (weight gradients) is not
-/// implemented.
+/// last_error_message() say what is wrong).
 Status grouped_matmul(const GroupedMatmulArgs& args, const MatmulOptions& options = {});
 
 /// The kernel that `gemm` would run for this problem with kernel = "auto" (empty string and a

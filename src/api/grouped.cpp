@@ -24,7 +24,8 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 bool valid_type(DataType t) { return t == DataType::F16 || t == DataType::BF16 || t == DataType::F32; }
 
 Status validate_shape(const GroupedMatmul& p) {
-  if (p.layout != GroupedLayout::Contiguous && p.layout != GroupedLayout::Masked)
+  if (p.layout != GroupedLayout::Contiguous && p.layout != GroupedLayout::Masked &&
+      p.layout != GroupedLayout::KGrouped)
     return fail(Status::InvalidArgument, "unknown GroupedLayout value " + str(static_cast<int>(p.layout)));
   for (Op op : {p.op_a, p.op_b})
     if (op != Op::N && op != Op::T) return fail(Status::InvalidArgument, "unknown Op value " + str(static_cast<int>(op)));
@@ -39,13 +40,21 @@ Status validate_shape(const GroupedMatmul& p) {
   if (p.stride_a < 0 || p.stride_b < 0 || p.stride_d < 0)
     return fail(Status::InvalidSize, "negative stride: stride_a = " + str(p.stride_a) + ", stride_b = " +
                                          str(p.stride_b) + ", stride_d = " + str(p.stride_d));
-  if (!p.masked() && (p.stride_a != 0 || p.stride_d != 0))
+  if (p.layout == GroupedLayout::Contiguous && (p.stride_a != 0 || p.stride_d != 0))
     return fail(Status::InvalidArgument, "the contiguous layout has one A and one D (all groups' rows): stride_a "
                                          "and stride_d must be 0");
   // A group starts at any row; a K×M A would have its groups start at any column, where its
   // tensor map's boxes cannot begin (illegal instruction on the H200).
-  if (!p.masked() && p.op_a == Op::T)
+  if (p.layout == GroupedLayout::Contiguous && p.op_a == Op::T)
     return fail(Status::UnsupportedOp, "the contiguous layout takes A stored M×K (op_a = N); copy a K×M A first");
+  if (p.k_grouped() && (p.stride_a != 0 || p.stride_b != 0))
+    return fail(Status::InvalidArgument, "the K-grouped layout splits one A and one B along K: stride_a and "
+                                         "stride_b must be 0");
+  // Likewise K-grouped: a group's slice of K starts at any k, so K must be the operands' outer dimension.
+  if (p.k_grouped() && (p.op_a != Op::T || p.op_b != Op::N))
+    return fail(Status::UnsupportedOp, "the K-grouped layout takes A stored K×M (op_a = T) and B stored K×N "
+                                       "(op_b = N), as the backward pass of a grouped forward has them; copy the "
+                                       "operands to that layout first");
   return Status::Success;
 }
 
@@ -69,7 +78,7 @@ Status validate_leading_dims(const GroupedMatmul& p) {
     s = check_ld("ldb", p.ldb, p.op_b == Op::N ? p.n : p.k, p.op_b == Op::N ? "N (op(B) = N)" : "K (op(B) = T)");
   if (s == Status::Success) s = check_ld("ldd", p.ldd, p.n, "N");
   if (s != Status::Success) return s;
-  if (p.masked() && p.groups > 1 && static_cast<__int128>(p.stride_d) < static_cast<__int128>(p.ldd) * p.m)
+  if (p.d_per_group() && p.groups > 1 && static_cast<__int128>(p.stride_d) < static_cast<__int128>(p.ldd) * p.m)
     return fail(Status::InvalidLeadingDim, "stride_d = " + str(p.stride_d) + " is smaller than ldd * M = " +
                                                str(p.ldd * p.m) + ": the groups' D matrices would overlap");
   return Status::Success;
@@ -81,8 +90,9 @@ Status validate_pointers(const GroupedMatmul& p) {
   const char* sizes_name = p.masked() ? "m_valid" : "offsets";
   if (!sizes) return fail(Status::NullPointer, std::string(sizes_name) + " is null but there are " + str(p.groups) + " groups");
   if ((p.masked() ? p.offsets : p.m_valid) != nullptr)
-    return fail(Status::InvalidArgument, p.masked() ? "the masked layout reads m_valid: offsets must be null"
-                                                    : "the contiguous layout reads offsets: m_valid must be null");
+    return fail(Status::InvalidArgument, p.masked()      ? "the masked layout reads m_valid: offsets must be null"
+                                         : p.k_grouped() ? "the K-grouped layout reads offsets: m_valid must be null"
+                                                         : "the contiguous layout reads offsets: m_valid must be null");
   if (p.k > 0 && !p.a) return fail(Status::NullPointer, "A is null but K = " + str(p.k));
   if (p.k > 0 && !p.b) return fail(Status::NullPointer, "B is null but K = " + str(p.k));
   if (!p.d) return fail(Status::NullPointer, "D is null but D is " + str(p.m) + "x" + str(p.n));
@@ -107,7 +117,7 @@ Status validate_limits(const GroupedMatmul& p) {
   if (p.lda > (std::int64_t(1) << 38) || p.ldb > (std::int64_t(1) << 38) || p.stride_a > most || p.stride_b > most ||
       p.stride_d > most)
     return fail(Status::ProblemTooLarge, "grouped_matmul needs lda and ldb below 2^38 and strides below 2^37 elements");
-  if (engine::grouped_units_bound(p.masked(), p.groups, p.m, p.n, engine::kGroupedBM, engine::kGroupedBN) > INT_MAX / 2)
+  if (engine::grouped_units_bound(p.layout, p.groups, p.m, p.n, engine::kGroupedBM, engine::kGroupedBN) > INT_MAX / 2)
     return fail(Status::ProblemTooLarge, "grouped_matmul needs fewer than 2^30 tiles of 128x128 over all groups");
   return Status::Success;
 }

@@ -27,29 +27,46 @@ __device__ __forceinline__ void store_from_float(void* base, DataType t, std::in
   }
 }
 
-// Grid-stride over all batch × rows × cols elements; consecutive threads take consecutive
-// columns of a row.
-__global__ void scale_matrices_kernel(TypedMatrices src, float scale, TypedMatrices dst, std::int64_t rows,
-                                      std::int64_t cols, std::int64_t total) {
-  const bool read = src.ptr != nullptr && scale != 0.f;
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < total;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t b = e / (rows * cols), r = e / cols % rows, c = e % cols;
-    const float v = read ? scale * load_as_float(src.ptr, src.type, b * src.stride + r * src.ld + c) : 0.f;
-    store_from_float(const_cast<void*>(dst.ptr), dst.type, b * dst.stride + r * dst.ld + c, v);
+// Blocks over row segments: blockIdx.x takes kSegment columns, blockIdx.y (grid-stride) a row of
+// one product, consecutive threads consecutive columns. No division per element: 64-bit
+// divisions would make these passes many times slower than the memory they move.
+constexpr int kThreads = 256, kPerThread = 4, kSegment = kThreads * kPerThread;
+
+template <typename F>
+__device__ __forceinline__ void for_each_element(std::int64_t rows, std::int64_t cols, std::int64_t batch, F&& f) {
+  const std::int64_t c0 = blockIdx.x * std::int64_t(kSegment) + threadIdx.x;
+  const bool narrow = batch * rows <= 0xffffffffLL;  // 32-bit division, a third of the instructions
+  for (std::int64_t row = blockIdx.y; row < batch * rows; row += gridDim.y) {
+    const std::int64_t b = narrow ? static_cast<unsigned>(row) / static_cast<unsigned>(rows) : row / rows;
+    const std::int64_t r = row - b * rows;
+#pragma unroll 1  // f is large (the epilogue's every branch): one copy; the grid gives the parallelism
+    for (int i = 0; i < kPerThread; ++i)
+      if (c0 + i * kThreads < cols) f(b, r, c0 + i * kThreads);
   }
 }
 
-__global__ void finish_matrices_kernel(TypedMatrices src, float scale, TypedMatrices dst, FusedEpilogue epi,
-                                       std::int64_t rows, std::int64_t cols, std::int64_t total) {
+dim3 element_grid(std::int64_t rows, std::int64_t cols, std::int64_t batch) {
+  return dim3(static_cast<unsigned>((cols + kSegment - 1) / kSegment),
+              static_cast<unsigned>(std::min<std::int64_t>(rows * batch, 65535)));
+}
+
+__global__ void scale_matrices_kernel(TypedMatrices src, float scale, TypedMatrices dst, std::int64_t rows,
+                                      std::int64_t cols, std::int64_t batch) {
   const bool read = src.ptr != nullptr && scale != 0.f;
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < total;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t b = e / (rows * cols), r = e / cols % rows, c = e % cols;
+  for_each_element(rows, cols, batch, [&](std::int64_t b, std::int64_t r, std::int64_t c) {
+    const float v = read ? scale * load_as_float(src.ptr, src.type, b * src.stride + r * src.ld + c) : 0.f;
+    store_from_float(const_cast<void*>(dst.ptr), dst.type, b * dst.stride + r * dst.ld + c, v);
+  });
+}
+
+__global__ void finish_matrices_kernel(TypedMatrices src, float scale, TypedMatrices dst, FusedEpilogue epi,
+                                       std::int64_t rows, std::int64_t cols, std::int64_t batch) {
+  const bool read = src.ptr != nullptr && scale != 0.f;
+  for_each_element(rows, cols, batch, [&](std::int64_t b, std::int64_t r, std::int64_t c) {
     const float z = read ? scale * load_as_float(src.ptr, src.type, b * src.stride + r * src.ld + c) : 0.f;
     store_from_float(const_cast<void*>(dst.ptr), dst.type, b * dst.stride + r * dst.ld + c,
                      finish_element(epi, b, r, c, z));
-  }
+  });
 }
 
 }  // namespace
@@ -59,9 +76,8 @@ Status finish_matrices(TypedMatrices src, float scale, TypedMatrices dst, const 
                        std::string* message) {
   const std::int64_t total = rows * cols * batch;
   if (total == 0) return Status::Success;
-  const std::int64_t blocks = std::min<std::int64_t>((total + 255) / 256, 65535 * 8);
-  finish_matrices_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(src, scale, dst, epilogue, rows, cols,
-                                                                              total);
+  finish_matrices_kernel<<<element_grid(rows, cols, batch), kThreads, 0, stream>>>(src, scale, dst, epilogue, rows,
+                                                                                     cols, batch);
   return launch_status(message);
 }
 
@@ -69,8 +85,7 @@ Status scale_matrices(TypedMatrices src, float scale, TypedMatrices dst, std::in
                       std::int64_t batch, cudaStream_t stream, std::string* message) {
   const std::int64_t total = rows * cols * batch;
   if (total == 0) return Status::Success;
-  const std::int64_t blocks = std::min<std::int64_t>((total + 255) / 256, 65535 * 8);
-  scale_matrices_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(src, scale, dst, rows, cols, total);
+  scale_matrices_kernel<<<element_grid(rows, cols, batch), kThreads, 0, stream>>>(src, scale, dst, rows, cols, batch);
   return launch_status(message);
 }
 

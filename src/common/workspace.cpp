@@ -27,12 +27,18 @@ Status pool_of_current_device(cudaMemPool_t* pool, std::string* message) {
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = device;
   cudaMemPool_t created = nullptr;
-  if (cudaError_t err = cudaMemPoolCreate(&created, &props); err != cudaSuccess) {
+  // The first call may come while this thread captures a CUDA graph, which forbids creating a
+  // pool: relaxed for these two calls (they touch no stream).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  const cudaError_t err = cudaMemPoolCreate(&created, &props);
+  std::uint64_t keep_all = UINT64_MAX;
+  if (err == cudaSuccess) cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep_all);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (err != cudaSuccess) {
     *message = std::string("cudaMemPoolCreate: ") + cudaGetErrorString(err);
     return Status::CudaError;
   }
-  std::uint64_t keep_all = UINT64_MAX;
-  cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep_all);
   *pool = g_pools[device] = created;
   return Status::Success;
 }

@@ -27,21 +27,27 @@ using Schedule = GroupedSchedule<kRows, kCols, 8>;
 // The table of a launch, built on the host, and the schedule over it.
 struct Table {
   std::vector<int> ends, first_unit;
-  int tiles_n = 0;
-  bool masked = false;
+  int tiles_n = 0, rows_each = 0;
+  GroupedLayout layout = GroupedLayout::Contiguous;
   Schedule schedule() const {
-    return Schedule{first_unit.data(), ends.data(), static_cast<int>(ends.size()), tiles_n, masked};
+    return Schedule{first_unit.data(), ends.data(), static_cast<int>(ends.size()), tiles_n, layout, rows_each};
   }
 };
 
-Table table(const std::vector<std::int32_t>& sizes, bool masked, int bound, std::int64_t n) {
+// bound: what the sizes are clamped to (M, or K when K-grouped, whose groups all have rows_each rows).
+Table table(const std::vector<std::int32_t>& sizes, GroupedLayout layout, int bound, std::int64_t n,
+            int rows_each = 0) {
   Table t;
   const int groups = static_cast<int>(sizes.size());
-  t.tiles_n = static_cast<int>((n + kCols - 1) / kCols), t.masked = masked;
+  t.tiles_n = static_cast<int>((n + kCols - 1) / kCols), t.layout = layout, t.rows_each = rows_each;
   t.ends.assign(groups, -1);
   t.first_unit.assign(groups + 1, -1);
-  build_grouped_table<kRows>(sizes.data(), groups, masked, bound, t.tiles_n, t.ends.data(), t.first_unit.data());
+  build_grouped_table<kRows>(sizes.data(), groups, layout, bound, rows_each, t.tiles_n, t.ends.data(),
+                             t.first_unit.data());
   return t;
+}
+Table table(const std::vector<std::int32_t>& sizes, bool masked, int bound, std::int64_t n) {
+  return table(sizes, masked ? GroupedLayout::Masked : GroupedLayout::Contiguous, bound, n);
 }
 
 // Every unit maps to a tile inside its group, groups never go back as units rise, and the tiles
@@ -119,8 +125,27 @@ TEST(GroupedSchedule, RandomSizesAndTheGridsWalk) {
     const Table t = table(sizes, masked, bound, n);
     expect_exact_cover(t, rows, n, "trial " + std::to_string(trial));
     // The host's bound on the units, which sizes the grid, holds whatever the sizes are.
-    EXPECT_LE(t.schedule().total(), grouped_units_bound(masked, groups, bound, n, kRows, kCols)) << trial;
+    const GroupedLayout layout = masked ? GroupedLayout::Masked : GroupedLayout::Contiguous;
+    EXPECT_LE(t.schedule().total(), grouped_units_bound(layout, groups, bound, n, kRows, kCols)) << trial;
   }
+}
+
+TEST(GroupedSchedule, KGroupedGroupsHaveEveryRowAndTheirSliceOfK) {
+  // Offsets along K = 300: empty groups (which still own their tiles: D_g = 0), one falling back,
+  // one past K; every group has all M = 200 rows.
+  const std::vector<std::int32_t> offsets = {0, 64, 64, 65, 40, 300, 1000};
+  const Table t = table(offsets, GroupedLayout::KGrouped, 300, 129, 200);
+  EXPECT_EQ(t.ends, (std::vector<int>{0, 64, 64, 65, 65, 300, 300}));
+  expect_exact_cover(t, std::vector<int>(offsets.size(), 200), 129, "k-grouped");
+  EXPECT_EQ(t.schedule().total(), 7 * 2 * 2);
+  const std::vector<std::pair<int, int>> slices = {{0, 0}, {0, 64}, {64, 64}, {64, 65}, {65, 65}, {65, 300}, {300, 300}};
+  for (int u = 0; u < t.schedule().total(); ++u) {
+    const Schedule::Unit x = t.schedule().unit(u);
+    EXPECT_EQ(x.row0, 0);
+    EXPECT_EQ(x.k_begin, slices[x.group].first) << u;
+    EXPECT_EQ(x.k_end, slices[x.group].second) << u;
+  }
+  EXPECT_EQ(grouped_units_bound(GroupedLayout::KGrouped, 7, 200, 129, kRows, kCols), t.schedule().total());
 }
 
 TEST(GroupedPlan, GridIsTheSmsOrTheUnitsTheSizesCanMake) {
@@ -180,6 +205,18 @@ GroupedMatmulArgs masked() {
   return p;
 }
 
+// 4 groups splitting K = 96 of A (96×20, op T) and B (96×48, op N); D 4 × 20×48.
+GroupedMatmulArgs k_grouped() {
+  GroupedMatmulArgs p;
+  p.layout = GroupedLayout::KGrouped, p.op_a = Op::T, p.op_b = Op::N;
+  p.groups = 4, p.m = 20, p.n = 48, p.k = 96;
+  p.offsets = fake_sizes();
+  p.a = fake(1), p.lda = 20;
+  p.b = fake(2), p.ldb = 48;
+  p.d = fake(3), p.ldd = 48, p.stride_d = 20 * 48;
+  return p;
+}
+
 Status call(const GroupedMatmulArgs& p, Accum accum = Accum::F32, const char* kernel = "auto") {
   MatmulOptions o;
   o.accum = accum, o.kernel = kernel;
@@ -205,6 +242,38 @@ TEST(GroupedValidation, AcceptsBothLayoutsEveryOpAndType) {
   EXPECT_TRUE(accepted(call(p)));
   p.groups = kMaxGroupedGroups;
   EXPECT_TRUE(accepted(call(p)));
+}
+
+TEST(GroupedValidation, AcceptsKGroupedEveryType) {
+  for (DataType in : {DataType::F16, DataType::BF16})
+    for (DataType d : {DataType::F16, DataType::BF16, DataType::F32}) {
+      GroupedMatmulArgs p = k_grouped();
+      p.a_type = p.b_type = in, p.d_type = d;
+      EXPECT_TRUE(accepted(call(p)));
+    }
+  GroupedMatmulArgs p = k_grouped();
+  p.k = 0, p.a = p.b = nullptr;  // every D_g = 0
+  EXPECT_TRUE(accepted(call(p)));
+  p = k_grouped(), p.groups = 1, p.stride_d = 0;
+  EXPECT_TRUE(accepted(call(p)));
+}
+
+TEST(GroupedValidation, RefusesKGroupedLayoutsItCannotRead) {
+  GroupedMatmulArgs p = k_grouped();
+  p.op_a = Op::N, p.lda = p.k;
+  EXPECT_TRUE(refused(call(p), Status::UnsupportedOp, "op_a = T"));
+  p = k_grouped(), p.op_b = Op::T, p.ldb = p.k;
+  EXPECT_TRUE(refused(call(p), Status::UnsupportedOp, "op_b = N"));
+  p = k_grouped(), p.stride_b = 48;
+  EXPECT_TRUE(refused(call(p), Status::InvalidArgument, "stride_b must be 0"));
+  p = k_grouped(), p.stride_a = 20;
+  EXPECT_TRUE(refused(call(p), Status::InvalidArgument, "stride_a and stride_b must be 0"));
+  p = k_grouped(), p.stride_d = 20 * 48 - 1;
+  EXPECT_TRUE(refused(call(p), Status::InvalidLeadingDim, "overlap"));
+  p = k_grouped(), p.m_valid = fake_sizes();
+  EXPECT_TRUE(refused(call(p), Status::InvalidArgument, "K-grouped layout reads offsets"));
+  p = k_grouped(), p.offsets = nullptr;
+  EXPECT_TRUE(refused(call(p), Status::NullPointer, "offsets is null"));
 }
 
 TEST(GroupedValidation, NothingToWriteSucceedsWithoutADevice) {

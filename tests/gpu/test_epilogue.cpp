@@ -48,14 +48,15 @@ struct EpiCase {
   ref::Fill fill = ref::Fill::Uniform;
   std::string kernel = "auto";
   bool special = false;  // NaN and ±Inf in C (beta = 1)
+  std::int64_t ld_pad = 3;  // of D (poisoned with NaN); 0 with N a multiple of 8: D as TMA stores it
 
-  std::int64_t ldd() const { return n + 3; }  // padding poisoned with NaN
+  std::int64_t ldd() const { return n + ld_pad; }
   std::int64_t ldaux() const { return n + 5; }
   std::int64_t lda() const { return (op_a == Op::N ? k : m) + 1; }
   std::int64_t ldb() const { return (op_b == Op::N ? n : k) + 2; }
   std::int64_t a_rows() const { return op_a == Op::N ? m : k; }
   std::int64_t b_rows() const { return op_b == Op::N ? k : n; }
-  std::int64_t stride_d() const { return m * ldd() + 7; }
+  std::int64_t stride_d() const { return m * ldd() + (ld_pad == 0 ? 64 : 7); }  // 64: aligned for TMA too
   std::int64_t stride_aux() const { return m * ldaux() + 9; }
   std::int64_t bias_len() const { return along == BiasAlong::M ? m : n; }
 
@@ -66,7 +67,8 @@ struct EpiCase {
                     data_type_name(bias_type) + "_" + activation_name(act) + (aux ? std::string("_aux_") + data_type_name(aux_type) : "") +
                     (scales ? "_scaled" : "") + (beta != 0.f ? (in_place ? "_beta_inplace" : "_beta") : "") +
                     (batch > 1 ? "_b" + std::to_string(batch) + (shared_vectors ? "shared" : "") : "") +
-                    (accum == Accum::F16 ? "_acc16" : "") + (kernel != "auto" ? "_" + kernel : "");
+                    (accum == Accum::F16 ? "_acc16" : "") + (kernel != "auto" ? "_" + kernel : "") +
+                    (ld_pad == 0 ? "_ldn" : "");
     for (char& ch : s)
       if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
     return s;
@@ -327,6 +329,23 @@ std::vector<EpiCase> bias_cases() {
   return out;
 }
 
+// D as the TMA store takes it (ldd = N, aligned), on the persistent kernels: the bias alone (added
+// in registers) and with an activation, aux and scales (through shared memory), single and batched.
+std::vector<EpiCase> tma_store_cases() {
+  std::vector<EpiCase> out;
+  for (EpiCase e : {shape("tma", 2048, 2048, 512), shape("tma", 1024, 768, 256, Op::T, Op::N)})
+    for (bool alone : {true, false})
+      for (auto [in, d] : {std::pair{DataType::F16, DataType::F16}, std::pair{DataType::BF16, DataType::BF16},
+                           std::pair{DataType::F16, DataType::F32}})
+        for (BiasAlong along : {BiasAlong::N, BiasAlong::M}) {
+          e.ld_pad = 0, e.in = in, e.d = d, e.along = along, e.bias_type = d;
+          e.act = alone ? Activation::None : Activation::GELUTanh, e.aux = !alone, e.scales = !alone;
+          e.aux_type = d, e.batch = along == BiasAlong::M ? 2 : 1;
+          out.push_back(e);
+        }
+  return out;
+}
+
 // Every scheduler and store path of the engine (plans pinned in tests/cpu/test_epilogue.cpp),
 // each with bias, GELU, aux and scales, in three type combinations, along M on the swapped ones.
 std::vector<EpiCase> scheduler_cases() {
@@ -421,6 +440,7 @@ std::vector<EpiCase> limited(std::vector<EpiCase> cases) {
 
 INSTANTIATE_TEST_SUITE_P(Activations, FusedEpilogue, testing::ValuesIn(limited(activation_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Bias, FusedEpilogue, testing::ValuesIn(limited(bias_cases())), case_name);
+INSTANTIATE_TEST_SUITE_P(TmaStore, FusedEpilogue, testing::ValuesIn(limited(tma_store_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Schedulers, FusedEpilogue, testing::ValuesIn(limited(scheduler_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Other, FusedEpilogue, testing::ValuesIn(limited(other_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Special, FusedEpilogue, testing::ValuesIn(limited(special_cases())), case_name);

@@ -1,5 +1,6 @@
-// grouped_matmul on a real device, against the fp64 reference of every group: both layouts,
-// every op and type pair, uneven group sizes with empty groups first, in the middle and last,
+// grouped_matmul on a real device, against the fp64 reference of every group: the three
+// layouts (K-grouped: groups splitting K, each group's last slice ending inside a tile), every
+// op and type pair, uneven group sizes with empty groups first, in the middle and last,
 // sizes that are not tile multiples, G = 1, thousands of groups, K = 0, odd leading dimensions,
 // one B for every group, f16 accumulation. D starts as NaN and every element outside the groups'
 // rows (past the last offset, past m_valid, the ld padding, the gaps) must keep its bits; each
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "matmul_util.h"
 
@@ -19,9 +21,9 @@ struct GroupedCase {
   std::string what;
   GroupedLayout layout = GroupedLayout::Contiguous;
   Op op_a = Op::N, op_b = Op::T;
-  std::vector<int> rows;  ///< each group's rows (contiguous: offsets are their running sums)
-  std::int64_t m = 0;     ///< contiguous: rows of A and D (≥ the sum); masked: rows per group
-  std::int64_t n = 0, k = 0;
+  std::vector<int> rows;  ///< each group's rows (contiguous: offsets are their running sums); K-grouped: its k
+  std::int64_t m = 0;     ///< contiguous: rows of A and D (≥ the sum); masked, K-grouped: rows per group
+  std::int64_t n = 0, k = 0;  ///< K-grouped: k ≥ the sum
   float alpha = 1.f;
   std::int64_t lda_pad = 0, ldd_pad = 0;
   bool shared_b = false;  ///< stride_b = 0
@@ -29,6 +31,8 @@ struct GroupedCase {
   bool every_type = false;
 
   bool masked() const { return layout == GroupedLayout::Masked; }
+  bool k_grouped() const { return layout == GroupedLayout::KGrouped; }
+  bool d_per_group() const { return layout != GroupedLayout::Contiguous; }
   std::int64_t groups() const { return static_cast<std::int64_t>(rows.size()); }
   std::int64_t a_rows() const { return op_a == Op::N ? m : k; }
   std::int64_t lda() const { return std::max<std::int64_t>(1, op_a == Op::N ? k : m) + lda_pad; }
@@ -38,10 +42,10 @@ struct GroupedCase {
   // Gaps of 8 elements between the groups' matrices (untouched, and still TMA-readable).
   std::int64_t stride_a() const { return masked() ? a_rows() * lda() + 8 : 0; }
   std::int64_t stride_b() const { return shared_b ? 0 : b_rows() * ldb() + 8; }
-  std::int64_t stride_d() const { return masked() ? m * ldd() + 8 : 0; }
+  std::int64_t stride_d() const { return d_per_group() ? m * ldd() + 8 : 0; }
   std::int64_t a_count() const { return masked() ? groups() * stride_a() : a_rows() * lda(); }
   std::int64_t b_count() const { return shared_b ? b_rows() * ldb() : groups() * stride_b(); }
-  std::int64_t d_count() const { return masked() ? groups() * stride_d() : m * ldd(); }
+  std::int64_t d_count() const { return d_per_group() ? groups() * stride_d() : m * ldd(); }
   /// The sizes as the device holds them: cumulative end rows, or the rows themselves.
   std::vector<std::int32_t> sizes() const {
     std::vector<std::int32_t> s;
@@ -50,7 +54,7 @@ struct GroupedCase {
     return s;
   }
   std::string name() const {
-    std::string s = what + (masked() ? "_masked_" : "_contig_") + "g" + std::to_string(rows.size()) + "_" +
+    std::string s = what + (masked() ? "_masked_" : k_grouped() ? "_kgrouped_" : "_contig_") + "g" + std::to_string(rows.size()) + "_" +
                     std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "_" +
                     (op_a == Op::N ? "n" : "t") + (op_b == Op::N ? "n" : "t");
     return s;
@@ -114,8 +118,27 @@ std::vector<GroupedCase> grouped_cases() {
   add("many", C, Op::N, Op::T, random_rows(4096, 3, 1), 0, 64, 64);  // m set below
   add("many", M, Op::N, Op::T, random_rows(1000, 16, 2), 16, 40, 48);
   add("deep", C, Op::N, Op::T, {512, 0, 700, 300, 129, 1000, 64, 0}, 2705, 384, 1024);
-  for (GroupedCase& c : out)
+  // K-grouped (A K×M, B K×N, one of each): each group's k ends anywhere inside a slice; K bounds the sum.
+  const auto KG = GroupedLayout::KGrouped;
+  {
+    GroupedCase& c = add("kuneven", KG, Op::T, Op::N, {0, 130, 1, 0, 257, 64, 127, 0}, 200, 136, 579 + 45);
+    c.every_type = true, c.alpha = 0.75f;
+  }
+  // |sums| ≤ 4·63 < 256: exact in bf16 too; group 2 starts at k 40 and crosses a slice.
+  add("kexact", KG, Op::T, Op::N, {40, 0, 63, 1}, 130, 64, 120).exact = true;
+  out.back().every_type = true;
+  add("kone", KG, Op::T, Op::N, {300}, 256, 256, 300);
+  add("kone", KG, Op::T, Op::N, {64}, 64, 64, 64);
+  add("kunaligned", KG, Op::T, Op::N, {50, 0, 140}, 131, 100, 200).lda_pad = 3;
+  out.back().ldd_pad = 1, out.back().every_type = true;
+  add("k0", KG, Op::T, Op::N, {0, 0, 0}, 70, 70, 0).every_type = true;
+  add("kmany", KG, Op::T, Op::N, random_rows(300, 40, 3), 64, 64, 0);  // k set below
+  add("kdeep", KG, Op::T, Op::N, {4096, 0, 1000, 3, 8191}, 256, 384, 13290);
+  for (GroupedCase& c : out) {
+    if (c.k_grouped()) c.shared_b = true;  // one B, split along K
     if (c.what == "many" && !c.masked()) c.m = std::accumulate(c.rows.begin(), c.rows.end(), 0) + 10;
+    if (c.what == "kmany") c.k = std::accumulate(c.rows.begin(), c.rows.end(), 0) + 10;
+  }
   return out;
 }
 
@@ -128,7 +151,7 @@ std::vector<GroupedRun> grouped_runs() {
     } else {
       runs.push_back({c, DataType::F16, DataType::F16, Accum::F32});
     }
-    if (!c.exact && (c.what == "uneven" || c.what == "masked")) runs.push_back({c, DataType::F16, DataType::F16, Accum::F16});
+    if (!c.exact && (c.what == "uneven" || c.what == "masked" || c.what == "kuneven")) runs.push_back({c, DataType::F16, DataType::F16, Accum::F16});
   }
   return runs;
 }
@@ -189,39 +212,46 @@ class GroupedProblem {
   void expect_correct(const ref::TypedData& got, Accum accum, const std::string& context) const {
     const DataType d_type = initial_d_.type();
     std::vector<char> inside(got.size(), 0);
-    int row0 = 0;
+    int row0 = 0;  // the group's first row of A and D (contiguous) or first k (K-grouped)
     for (std::size_t g = 0; g < sizes_.size(); ++g) {
-      // The rows the header promises: clamped sizes (the tests give sizes inside the bounds).
-      const int rows = c_.masked() ? sizes_[g] : sizes_[g] - row0;
-      const std::int64_t base = c_.masked() ? static_cast<std::int64_t>(g) * c_.stride_d() : row0 * c_.ldd();
+      // The sizes the header promises: clamped sizes (the tests give sizes inside the bounds).
+      const int size = c_.masked() ? sizes_[g] : sizes_[g] - row0;
+      const int rows = c_.k_grouped() ? static_cast<int>(c_.m) : size;
+      const std::int64_t depth = c_.k_grouped() ? size : c_.k;
+      const std::int64_t base = c_.d_per_group() ? static_cast<std::int64_t>(g) * c_.stride_d() : row0 * c_.ldd();
       for (std::int64_t i = 0; i < rows; ++i)
         for (std::int64_t j = 0; j < c_.n; ++j) inside[static_cast<std::size_t>(base + i * c_.ldd() + j)] = 1;
       if (rows > 0) {
         MatmulArgs h;
-        h.op_a = c_.op_a, h.op_b = c_.op_b, h.m = rows, h.n = c_.n, h.k = c_.k, h.alpha = c_.alpha;
-        const std::int64_t a_at = c_.masked() ? static_cast<std::int64_t>(g) * c_.stride_a()
+        h.op_a = c_.op_a, h.op_b = c_.op_b, h.m = rows, h.n = c_.n, h.k = depth, h.alpha = c_.alpha;
+        const std::int64_t a_at = c_.masked()      ? static_cast<std::int64_t>(g) * c_.stride_a()
+                                  : c_.k_grouped() ? row0 * c_.lda()
                                   : c_.op_a == Op::N ? row0 * c_.lda()
                                                      : row0;
+        const std::int64_t b_at = c_.k_grouped() ? row0 * c_.ldb() : c_.shared_b ? 0 : g * c_.stride_b();
         h.a = a_.at(static_cast<std::size_t>(a_at)), h.lda = c_.lda(), h.a_type = a_.type();
-        h.b = b_.at(static_cast<std::size_t>(c_.shared_b ? 0 : g * c_.stride_b())), h.ldb = c_.ldb();
+        h.b = b_.at(static_cast<std::size_t>(b_at)), h.ldb = c_.ldb();
         h.b_type = b_.type();
         h.ldc = c_.n > 0 ? c_.n : 1, h.c_type = d_type;
         const ref::Reference want = ref::reference_matmul(h).at(0);
         const ref::ErrorStats e = ref::compare(want, got.at(static_cast<std::size_t>(base)), d_type, c_.ldd());
-        const std::string where = "group " + std::to_string(g) + " (" + std::to_string(rows) + " rows), worst at row " +
-                                  std::to_string(e.worst_row) + ", col " + std::to_string(e.worst_col) + context;
+        const std::string where = "group " + std::to_string(g) + " (" + std::to_string(rows) + " rows, k " +
+                                  std::to_string(depth) + "), worst at row " + std::to_string(e.worst_row) +
+                                  ", col " + std::to_string(e.worst_col) + context;
+        // The tolerance of the group's own depth: one slice lost or added from a neighbour shows.
+        const std::int64_t k_tol = std::max<std::int64_t>(1, depth);
         EXPECT_EQ(e.nonfinite, 0) << "NaN/Inf in D: unwritten rows; " << where;
         if (c_.exact) {
           EXPECT_EQ(e.max_abs, 0.0) << "small-integer data must give D exactly; " << where;
         } else if (accum == Accum::F16) {
-          EXPECT_LE(e.max_scaled, tolerance_max_scaled(Accum::F16, c_.k)) << where;
-          EXPECT_LE(e.rel_fro, tolerance_rel_fro(Accum::F16, c_.k)) << where;
+          EXPECT_LE(e.max_scaled, tolerance_max_scaled(Accum::F16, k_tol)) << where;
+          EXPECT_LE(e.rel_fro, tolerance_rel_fro(Accum::F16, k_tol)) << where;
         } else {
-          EXPECT_LE(e.max_scaled, ref::matmul_tolerance(d_type, c_.k)) << where;
-          EXPECT_LE(e.rel_fro, ref::matmul_tolerance(d_type, c_.k)) << where;
+          EXPECT_LE(e.max_scaled, ref::matmul_tolerance(d_type, k_tol)) << where;
+          EXPECT_LE(e.rel_fro, ref::matmul_tolerance(d_type, k_tol)) << where;
         }
       }
-      if (!c_.masked()) row0 += rows;
+      if (!c_.masked()) row0 += size;
     }
     for (std::size_t e = 0; e < got.size(); ++e)
       if (!inside[e] && got.bits(e) != initial_d_.bits(e)) {
@@ -288,14 +318,51 @@ TEST(GroupedClamp, SizesOutsideTheBoundsStayInside) {
   prob.expect_correct(prob.d_buffer(), Accum::F32, " (offsets 10, 5, 400 over 300 rows)");
 }
 
+// A thread whose first call into hgemm is made while it captures a graph (the first tensor map
+// it encodes binds the device's context): the capture stays valid and the graph computes D.
+TEST(GroupedGraph, FirstCallOnANewThreadIsCaptured) {
+  SKIP_WITHOUT_GROUPED();
+  GroupedCase c;
+  c.what = "thread", c.layout = GroupedLayout::KGrouped, c.op_a = Op::T, c.op_b = Op::N, c.shared_b = true;
+  c.rows = {100, 0, 29}, c.m = 130, c.n = 72, c.k = 200;
+  GroupedProblem prob(c, DataType::F16, DataType::F16);
+  prob.poison_d();
+  cudaError_t end = cudaErrorUnknown, launch = cudaErrorUnknown;
+  Status status = Status::CudaError;
+  std::thread([&] {
+    cudaStream_t s;
+    if (cudaStreamCreate(&s) != cudaSuccess) return;
+    cudaGraph_t graph = nullptr;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    MatmulOptions opt;
+    opt.stream = s;
+    status = grouped_matmul(prob.args(), opt);
+    end = cudaStreamEndCapture(s, &graph);
+    cudaGraphExec_t exec;
+    if (end == cudaSuccess && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+      launch = cudaGraphLaunch(exec, s);
+      cudaStreamSynchronize(s);
+      cudaGraphExecDestroy(exec);
+    }
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(s);
+  }).join();
+  ASSERT_EQ(status, Status::Success) << last_error_message();
+  ASSERT_EQ(end, cudaSuccess) << cudaGetErrorString(end);
+  ASSERT_EQ(launch, cudaSuccess) << cudaGetErrorString(launch);
+  prob.expect_correct(prob.d_buffer(), Accum::F32, " (captured on a new thread)");
+}
+
 // One capture, replayed with new sizes written into the same device memory between replays.
 TEST(GroupedGraph, ReplaysWithNewSizes) {
   SKIP_WITHOUT_GROUPED();
-  for (GroupedLayout layout : {GroupedLayout::Contiguous, GroupedLayout::Masked}) {
+  for (GroupedLayout layout : {GroupedLayout::Contiguous, GroupedLayout::Masked, GroupedLayout::KGrouped}) {
     GroupedCase c;
     c.what = "graph", c.layout = layout, c.n = 200, c.k = 128;
     c.rows = {100, 0, 200, 50, 0, 130};
     c.m = layout == GroupedLayout::Contiguous ? 600 : 200;
+    if (layout == GroupedLayout::KGrouped)  // the sizes split K = 600 of one A (600×200) and one B
+      c.op_a = Op::T, c.op_b = Op::N, c.k = 600, c.shared_b = true;
     GroupedProblem prob(c, DataType::BF16, DataType::BF16);
     cudaStream_t s;
     ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);

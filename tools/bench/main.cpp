@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   std::string epilogue_text;
   app.add_option("--epilogue", epilogue_text,
                  "fused epilogue, comma-separated: bias or bias_m, relu|gelu|gelu_tanh|silu, aux, scale (e.g. "
-                 "bias,gelu_tanh,aux); times each kernel fused and unfused against cuBLASLt's matching epilogue");
+                 "bias,gelu_tanh,aux); times each kernel fused, plain (no epilogue) and unfused against cuBLASLt's "
+                 "matching epilogue");
   app.add_option("--warmup", opt.warmup, "untimed rounds before timing")->check(CLI::NonNegativeNumber);
   app.add_option("--iters", opt.iters, "timed launches per kernel")->check(CLI::PositiveNumber);
   app.add_option("--seed", opt.seed, "seed of the random inputs");

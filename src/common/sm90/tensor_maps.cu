@@ -102,9 +102,14 @@ Status encode_box(CUtensorMap* map, const void* ptr, DataType type, std::int64_t
   }
   // The encoder is a driver call and needs a current context, which a thread that has made no
   // runtime call yet (autograd's backward thread, say) lacks: a runtime call binds the device's.
+  // The thread may be capturing a CUDA graph, which forbids cudaFree: relaxed for the one call.
   thread_local bool bound = false;
   if (!bound) {
-    if (cudaError_t err = cudaFree(nullptr); err != cudaSuccess) {
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    const cudaError_t err = cudaFree(nullptr);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err != cudaSuccess) {
       *message = std::string("binding the device's context failed: ") + cudaGetErrorString(err);
       return Status::CudaError;
     }

@@ -3,7 +3,9 @@
 // Every CTA first reads the group sizes and builds the scheduler's table in shared memory (all
 // its threads, a block-wide scan); then a producer thread fills the ring by TMA (A by a 2-D map
 // over all rows, or a rank-3 one over the masked groups; B by a rank-3 map over the groups) and
-// two consumer warpgroups run wgmma and store each tile clipped at its group's last row.
+// two consumer warpgroups run wgmma and store each tile clipped at its group's last row. The
+// K-grouped layout walks each group's slice of K instead, clearing what its last slice holds
+// past the group's end.
 #pragma once
 
 #include "common/sm90/accumulators.cuh"
@@ -46,30 +48,22 @@ __device__ int block_exclusive_scan(int value, int* scratch, int threads) {
 }
 
 /// The scheduler's table from the sizes on the device, by every thread of the block, each over a
-/// run of consecutive groups: the same table as build_grouped_table. Contiguous ends are the
-/// running maximum of the offsets clamped to the bound.
+/// run of consecutive groups: the same table as build_grouped_table. Contiguous and K-grouped
+/// ends are the running maximum of the offsets clamped to the bound.
 template <int ROWS>
 __device__ void build_grouped_table_in_block(const GroupedParams& p, int tiles_n, int* ends, int* first_unit,
                                              int* scratch) {
   const int threads = blockDim.x, per = (p.groups + threads - 1) / threads;
   const int lo = min(p.groups, static_cast<int>(threadIdx.x) * per), hi = min(p.groups, lo + per);
   int prev = 0;
-  if (!p.masked) {
+  if (!p.masked()) {
     int most = 0;
     for (int g = lo; g < hi; ++g) most = max(most, p.sizes[g]);
     prev = min(p.bound, block_exclusive_scan<true>(most, scratch, threads));  // the end of group lo - 1
   }
   int units = 0;
   for (int g = lo; g < hi; ++g) {
-    int rows;
-    if (p.masked) {
-      rows = masked_rows(p.sizes[g], p.bound);
-      ends[g] = rows;
-    } else {
-      const int end = grouped_end(p.sizes[g], prev, p.bound);
-      rows = end - prev, prev = end;
-      ends[g] = end;
-    }
+    const int rows = grouped_entry(p.layout, p.sizes[g], &prev, p.bound, p.rows_each, &ends[g]);
     first_unit[g] = rows;  // for now: the rows; the first unit below
     units += (rows + ROWS - 1) / ROWS * tiles_n;
   }
@@ -104,58 +98,95 @@ struct GroupedKernel {
   static_assert(sizeof(typename Loop::Stage) >= sizeof(int) * THREADS, "the table's scan borrows the first slot");
   static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
   static constexpr int kThreads = THREADS;
+  static constexpr unsigned kConsumersBarrier = 1 + CONSUMERS;  // both consumers' 256 threads
 
-  static __device__ int slices(const GroupedParams& p) { return static_cast<int>((p.k + BK - 1) / BK); }
+  /// The k-slices of unit w: all of K, or (K-grouped) its group's slice of K, which starts at
+  /// first_k and may end inside its last slice.
+  static __device__ int first_k(const GroupedParams& p, const typename Schedule::Unit& w) {
+    return p.k_grouped() ? w.k_begin : 0;
+  }
+  static __device__ int slices(const GroupedParams& p, const typename Schedule::Unit& w) {
+    const std::int64_t depth = p.k_grouped() ? w.k_end - w.k_begin : p.k;
+    return static_cast<int>((depth + BK - 1) / BK);
+  }
 
   /// The producer thread: every slice of every unit of this CTA, in order, into the ring.
   static __device__ void produce(Smem& s, const Schedule& sched, const GroupedParams& p, const CUtensorMap* map_a,
                                  const CUtensorMap* map_b) {
     unsigned it = 0;  // the ring position
-    const int total = sched.total(), kt_end = slices(p);
+    const int total = sched.total();
     for (int u = blockIdx.x; u < total; u += gridDim.x) {
       const typename Schedule::Unit w = sched.unit(u);
+      const int kt_end = slices(p, w), k0 = first_k(p, w);
       for (int kt = 0; kt < kt_end; ++kt, ++it) {
         const unsigned slot = it % STAGES;
+        const int k = k0 + kt * BK;
         mbar_wait(&s.empty[slot], ((it / STAGES) & 1) ^ 1);
         std::uint64_t* full = &s.full[slot];
         mbar_arrive_expect_tx(full, Loop::TileA::kBytes + Loop::TileB::kBytes);
-        if (p.masked)
-          Loop::TileA::load_batched(s.stage[slot].a, map_a, w.m0, kt * BK, w.group * p.a_steps, full);
+        if (p.masked())
+          Loop::TileA::load_batched(s.stage[slot].a, map_a, w.m0, k, w.group * p.a_steps, full);
         else  // rows past the group's end belong to the next group (their D is not stored) or are zeros past M
-          Loop::TileA::load(s.stage[slot].a, map_a, w.row0 + w.m0, kt * BK, full);
-        Loop::TileB::load_batched(s.stage[slot].b, map_b, w.n0, kt * BK, w.group * p.b_steps, full);
+          Loop::TileA::load(s.stage[slot].a, map_a, w.row0 + w.m0, k, full);
+        Loop::TileB::load_batched(s.stage[slot].b, map_b, w.n0, k, w.group * p.b_steps, full);
       }
     }
   }
 
-  /// A consumer warpgroup: each unit's 64 rows of this consumer, accumulated over the whole K and
-  /// stored into the group's rows of D only.
+  /// K-grouped: zeroes k rows [valid, BK) of a slot, which belong to the next group (or are TMA's
+  /// zeros past K), in both operands, so that no value of the next group (an Inf would make NaN)
+  /// reaches the product. Both operands are MN-major: whole 128-byte rows of 64-wide blocks,
+  /// whatever the swizzle. Consumer c clears its own block of A and every other block of B; then
+  /// the two wait for each other, the writes made visible to the tensor cores' async proxy.
+  static __device__ void clear_slice_tail(typename Loop::Stage& slot, int valid, int consumer) {
+    if constexpr (A_MN && B_MN) {
+      const int t = threadIdx.x % 128, units = (BK - valid) * kSwizzleRow / 16;
+      auto clear = [&](std::uint8_t* block) {
+        uint4* from = reinterpret_cast<uint4*>(block + valid * kSwizzleRow);
+        for (int i = t; i < units; i += 128) from[i] = make_uint4(0, 0, 0, 0);
+      };
+      clear(slot.a + consumer * Loop::TileA::kBlockBytes);
+      for (int j = consumer; j < BN / 64; j += CONSUMERS) clear(slot.b + j * Loop::TileB::kBlockBytes);
+      fence_proxy_async();
+      named_barrier_sync(kConsumersBarrier, CONSUMERS * 128);
+    }
+  }
+
+  /// A consumer warpgroup: each unit's 64 rows of this consumer, accumulated over the unit's
+  /// slices and stored into the group's rows of D only.
   static __device__ void consume(Smem& s, const Schedule& sched, const GroupedParams& p, int consumer) {
     const int row = 64 * consumer;
     const unsigned barrier_id = 1 + consumer;  // a named barrier for the consumer's 128 threads
-    const int total = sched.total(), kt_end = slices(p);
+    const int total = sched.total();
     unsigned it = 0;
     std::uint64_t desc_a, desc_b;
     Loop::descriptors(s, row, &desc_a, &desc_b);
     Reg acc[kRegs];
     zero_accumulators(acc);
-    typename Loop::Unit whole{};
-    whole.k_begin = 0, whole.k_end = kt_end;
     const int size = data_type_size(p.out.d_type);
     typename Schedule::Unit next = blockIdx.x < total ? sched.unit(blockIdx.x) : typename Schedule::Unit{};
     for (int u = blockIdx.x; u < total; u += gridDim.x) {
       const typename Schedule::Unit w = next;
       const bool more = u + static_cast<int>(gridDim.x) < total;
-      if (kt_end > 0) {
-        Loop::template accumulate<1, true>(s, whole, it, acc, desc_a, desc_b, [&](int) {
-          if (more) next = sched.unit(u + gridDim.x);  // while the unit's first wgmmas run
-        });
-      } else {  // K = 0: D = 0 on the group's rows
+      typename Loop::Unit whole{};
+      whole.k_begin = 0, whole.k_end = slices(p, w);
+      if (whole.k_end > 0) {
+        const int tail = p.k_grouped() ? (w.k_end - w.k_begin) % BK : 0;  // valid k of a last, partial slice
+        Loop::template accumulate<1, true>(
+            s, whole, it, acc, desc_a, desc_b,
+            [&](int) {
+              if (more) next = sched.unit(u + gridDim.x);  // while the unit's first wgmmas run
+            },
+            [&](int kt, unsigned slot) {
+              if (tail != 0 && kt == whole.k_end - 1) clear_slice_tail(s.stage[slot], tail, consumer);
+            });
+      } else {  // no k: D = 0 on the group's rows
         zero_accumulators(acc);
         if (more) next = sched.unit(u + gridDim.x);
       }
       Output o = p.out;
-      const std::int64_t first = p.masked ? w.group * p.out.stride_d : static_cast<std::int64_t>(w.row0) * p.out.ldd;
+      const std::int64_t first =
+          p.masked() || p.k_grouped() ? w.group * p.out.stride_d : static_cast<std::int64_t>(w.row0) * p.out.ldd;
       o.d = static_cast<char*>(p.out.d) + first * size;
       o.m = w.rows;
       if (p.out.d_type == DataType::F32)
@@ -177,7 +208,7 @@ struct GroupedKernel {
     // The ring is idle until the table is built: its first slot holds the scan's scratch.
     const int tiles_n = static_cast<int>((p.n + BN - 1) / BN);
     build_grouped_table_in_block<BM>(p, tiles_n, s.ends, s.first_unit, reinterpret_cast<int*>(&s.stage[0]));
-    const Schedule sched{s.first_unit, s.ends, p.groups, tiles_n, p.masked};
+    const Schedule sched{s.first_unit, s.ends, p.groups, tiles_n, p.layout, p.rows_each};
     if (warpgroup == 0) {
       release_registers<PRODUCER_REGS>();
       if (threadIdx.x == 0) produce(s, sched, p, &map_a, &map_b);

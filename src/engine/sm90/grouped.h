@@ -21,12 +21,16 @@ constexpr int kGroupedBM = 128, kGroupedBN = 128;
 
 struct GroupedParams {
   std::int64_t n = 0, k = 0;
-  int bound = 0;      ///< M of the call: contiguous, rows of A and D; masked, rows per group
+  int bound = 0;      ///< what the sizes are clamped to: M (contiguous: rows of A and D; masked: rows per group) or K
+  int rows_each = 0;  ///< K-grouped: M, the rows of every group
   int groups = 0;
-  bool masked = false;
+  GroupedLayout layout = GroupedLayout::Contiguous;
   const std::int32_t* sizes = nullptr;  ///< offsets or m_valid, device memory
   int a_steps = 1, b_steps = 1;         ///< whether A (masked) and B step with the group (0: one shared matrix)
-  Output out;  ///< D, alpha and D's type; stride_d between masked groups (m is set per group)
+  Output out;  ///< D, alpha and D's type; stride_d between masked or K-grouped groups (m is set per group)
+
+  HGEMM_HOST_DEVICE bool masked() const { return layout == GroupedLayout::Masked; }
+  HGEMM_HOST_DEVICE bool k_grouped() const { return layout == GroupedLayout::KGrouped; }
 };
 
 /// The plan of a grouped problem: the grid is the SMs, or fewer when the sizes cannot make

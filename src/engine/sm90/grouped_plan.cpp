@@ -1,6 +1,6 @@
 // The plan and the launch of a grouped problem: the grid, the store path, the operands TMA
 // cannot read in place copied, the tensor maps (A of rank 2 over all rows, or of rank 3 over
-// the masked groups; B of rank 3 over the groups) and the kernel.
+// the masked groups; B of rank 3 over the groups, of one matrix when K-grouped) and the kernel.
 #include <algorithm>
 
 #include "common/sm90/tensor_maps.h"
@@ -18,7 +18,7 @@ Plan make_grouped_plan(const GroupedMatmul& p, const Device& d, const EngineChoi
   tile_of(choice.shape, &plan.bm, &plan.bn);
   plan.cluster = 1;
   const std::int64_t units =
-      p.d_used() ? grouped_units_bound(p.masked(), p.groups, p.m, p.n, plan.bm, plan.bn) : 0;
+      p.d_used() ? grouped_units_bound(p.layout, p.groups, p.m, p.n, plan.bm, plan.bn) : 0;
   const int fit = std::max(1, d.clusters[1]);
   plan.clusters = static_cast<int>(std::min<std::int64_t>(units, fit));
   plan.grid = static_cast<unsigned>(plan.clusters);
@@ -61,13 +61,14 @@ Status launch_grouped(const Plan& plan, const GroupedMatmul& p, cudaStream_t str
   }
   GroupedParams k;
   k.n = p.n, k.k = p.k;
-  k.bound = static_cast<int>(p.m);
+  k.bound = static_cast<int>(p.k_grouped() ? p.k : p.m);
+  k.rows_each = static_cast<int>(p.m);
   k.groups = static_cast<int>(p.groups);
-  k.masked = p.masked();
+  k.layout = p.layout;
   k.sizes = p.sizes();
   k.a_steps = p.masked() && p.stride_a != 0, k.b_steps = p.stride_b != 0;
   k.out.d = p.d, k.out.ldd = p.ldd, k.out.n = p.n, k.out.alpha = p.alpha, k.out.beta = 0.f;
-  k.out.d_type = p.d_type, k.out.stride_d = p.masked() ? p.stride_d : 0;
+  k.out.d_type = p.d_type, k.out.stride_d = p.d_per_group() ? p.stride_d : 0;
   return launch_grouped_kernel(l, k, message);
 }
 

@@ -100,18 +100,26 @@ struct Mainloop {
     *desc_b = TileB::desc(s.stage[0].b, 0, 0);
   }
 
+  /// Nothing to do to a slot before the tensor cores read it (accumulate's default).
+  struct NoPrepare {
+    __device__ void operator()(int, unsigned) const {}
+  };
+
   /// A consumer warpgroup runs unit u's slices from ring position `it` on, one group of wgmmas
   /// in flight, and releases each slot once the group after it is issued. OVERWRITE: the unit's
   /// first wgmma overwrites the accumulators (scale-d = 0) instead of adding to zeros written
   /// after the previous epilogue, which the tensor cores would wait for. early(kt) runs while
   /// the wgmmas of each of the unit's first EARLY slices run (the epilogue's deferred stores,
-  /// the next unit's arithmetic).
-  template <int EARLY, bool OVERWRITE, typename Smem, typename Early>
+  /// the next unit's arithmetic); prepare(kt, slot) once slice kt has landed in `slot`, before
+  /// any wgmma reads it (the K-grouped kernel's masking of a group's last slice).
+  template <int EARLY, bool OVERWRITE, typename Smem, typename Early, typename Prepare = NoPrepare>
   static __device__ __forceinline__ void accumulate(Smem& s, const Unit& u, unsigned& it, Reg (&acc)[kRegs],
-                                                    std::uint64_t desc_a, std::uint64_t desc_b, Early&& early) {
+                                                    std::uint64_t desc_a, std::uint64_t desc_b, Early&& early,
+                                                    Prepare&& prepare = Prepare{}) {
     for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
       const unsigned slot = it % STAGES;
       mbar_wait(&s.full[slot], (it / STAGES) & 1);
+      prepare(kt, slot);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk)
