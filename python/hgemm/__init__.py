@@ -52,9 +52,17 @@ def _framework(x):
     return type(x).__module__.split(".")[0]
 
 
+_TORCH = []  # torch, once seen: torch.compile then traces a list, not sys.modules (which other threads change)
+
+
 def _torch():
     """torch if the caller has imported it (hgemm never imports a framework itself)."""
-    return sys.modules.get("torch")
+    if _TORCH:
+        return _TORCH[0]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        _TORCH.append(torch)
+    return torch
 
 
 # out_dtype's spellings, and the dtypes' names in numpy, cupy and torch (less "torch.").
