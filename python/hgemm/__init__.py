@@ -381,8 +381,7 @@ def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a,
 # ---- grouped products (mixture of experts) ----
 
 _K_GROUPED = ("hgemm.grouped_mm: a 2-D a and a 2-D b (the K-grouped product of weight gradients, "
-              "out[g] = a[:, s_g:e_g] · b[s_g:e_g, :]) is not implemented: hgemm has no K-grouped layout yet "
-              "(torch._grouped_mm computes it for bfloat16)")
+              "out[g] = a[:, s_g:e_g] · b[s_g:e_g, :]) takes torch tensors (without autograd) and offs")
 _N_GROUPED = ("hgemm.grouped_mm: a 3-D a and a 2-D b (groups along b's columns) is not implemented: hgemm "
               "groups the rows of a (2-D a, 3-D b, offs) or whole matrices (3-D a and b)")
 
@@ -393,7 +392,15 @@ def _grouped_shape(sa, sb, has_offs, has_m_valid):
     if len(sa) not in (2, 3) or len(sb) not in (2, 3):
         raise ValueError(f"hgemm.grouped_mm takes 2-D or 3-D operands, got {len(sa)}-D and {len(sb)}-D")
     if len(sb) == 2:
-        raise NotImplementedError(_K_GROUPED if len(sa) == 2 else _N_GROUPED)
+        if len(sa) == 3:
+            raise NotImplementedError(_N_GROUPED)
+        if sa[1] != sb[0]:
+            raise ValueError(f"hgemm.grouped_mm: contraction dimensions do not match: a is "
+                             f"{'x'.join(map(str, sa))}, b is {'x'.join(map(str, sb))}")
+        if not has_offs or has_m_valid:
+            raise ValueError("hgemm.grouped_mm: a 2-D a and b (the K-grouped product) take offs, the groups' "
+                             "cumulative ends along K, and no m_valid")
+        return (None, sa[0], sb[1])  # the groups: offs's length
     if sa[-1] != sb[-2]:
         raise ValueError(f"hgemm.grouped_mm: contraction dimensions do not match: a is {'x'.join(map(str, sa))}, "
                          f"b is {'x'.join(map(str, sb))}")
@@ -427,6 +434,10 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     * a 2-D (ΣM×K, the rows of every group sorted by group), b 3-D (G×K×N) and offs (G int32, the
       groups' cumulative END rows, on the GPU): out[s_g:e_g] = a[s_g:e_g] · b[g], with s_g = offs[g-1]
       (0 for g = 0) and e_g = offs[g]; out is ΣM×N and its rows from offs[-1] on are not written.
+    * a 2-D (M×K) and b 2-D (K×N) with offs (G int32, the groups' cumulative ends along K): the
+      K-grouped product of weight gradients, out[g] = a[:, s_g:e_g] · b[s_g:e_g, :], G×M×N. torch
+      tensors only, without autograd; a is read in place when column-major (as x.t() of the
+      forward's x) and b when row-major (as dy), other layouts are copied.
     * a and b 3-D (G×M×K and G×K×N), no offs: out[g] = a[g] · b[g], G×M×N. hgemm's own keyword
       m_valid (G int32 on the GPU) counts the rows of each group that matter: rows of out[g] from
       m_valid[g] on are then not written (the masked layout: a fixed shape for CUDA graphs).
@@ -436,13 +447,15 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     give empty groups. a and b are float16 or both bfloat16; out_dtype float16, bfloat16 or float32
     (default a's dtype; torch._grouped_mm takes bfloat16 only). Any strides: a transposed view (such
     as weights stored G×N×K passed as w.transpose(-2, -1)) is op T, without a copy. out, when given,
-    must have row-major rows. A 2-D b (torch's K-grouped and N-grouped forms) raises
+    must have row-major rows. A 3-D a with a 2-D b (torch's N-grouped form) raises
     NotImplementedError. torch tensors that need grad, tensor subclasses and calls under
     torch.compile go through torch.ops.hgemm.grouped_mm (autograd; out= is then refused). Raises
     TypeError (dtypes, not on a GPU), ValueError (shapes, strides), RuntimeError (CUDA errors).
     """
     sa, sb = _shape(a, "a"), _shape(b, "b")
     shape = _grouped_shape(sa, sb, offs is not None, m_valid is not None)
+    if shape[0] is None:
+        return _k_grouped_mm(a, b, offs, shape, out_dtype, out)
     sizes, masked = (m_valid, True) if len(sa) == 3 else (offs, False)
     if sizes is not None:
         _check_sizes(sizes, "m_valid" if masked else "offs", sb[0])
@@ -485,6 +498,36 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     else:
         _grouped_gemm(a, b, out, sizes, masked, int(stream))
     return out
+
+
+def _k_grouped_mm(a, b, offs, shape, out_dtype, out):
+    """grouped_mm's 2-D × 2-D form (see grouped_mm)."""
+    torch = _torch()
+    if torch is None or not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        raise NotImplementedError(_K_GROUPED)
+    if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+        raise NotImplementedError(_K_GROUPED + ": its gradient is not implemented (call it under torch.no_grad())")
+    groups = getattr(offs, "shape", (0,))[0] if getattr(offs, "dim", lambda: 1)() == 1 else -1
+    _check_sizes(offs, "offs", groups)
+    _torch_sizes(torch, offs, "offs")  # int32, contiguous
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype not in (torch.float16, torch.bfloat16):
+            raise TypeError(f"hgemm.grouped_mm: {name} must have dtype float16 or bfloat16, got {t.dtype}")
+    if b.dtype != a.dtype:
+        raise TypeError(f"hgemm.grouped_mm: a is {a.dtype} but b is {b.dtype}: both must have one dtype")
+    shape = (groups, shape[1], shape[2])
+    if out is None:
+        out = torch.empty(shape, dtype=a.dtype if out_dtype is None else _torch_dtype(torch, out_dtype),
+                          device=a.device)
+    else:
+        if out_dtype is not None:
+            _check_out_dtype(out, out_dtype)
+        if tuple(out.shape) != shape:
+            raise ValueError(f"hgemm.grouped_mm: out must be {'x'.join(map(str, shape))}, got "
+                             f"{'x'.join(map(str, out.shape))}")
+    from . import torch_ops
+
+    return torch_ops.k_grouped_into(a, b, offs, out)
 
 
 def _torch_sizes(torch, t, name):

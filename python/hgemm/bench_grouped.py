@@ -1,4 +1,5 @@
-"""python -m hgemm.bench_grouped [--shapes G:M:N:K,...] [--dtype bf16,f16] [--op nn|nt] [--json PATH]
+"""python -m hgemm.bench_grouped [--shapes G:M:N:K,...] [--dtype bf16,f16] [--op nn|nt] [--layout contiguous|k]
+                                [--json PATH]
 
 Grouped products of mixture-of-experts layers (the contiguous layout: a of M×K holds every group's
 rows, b is G×K×N, offs the groups' cumulative end rows on the GPU): hgemm.grouped_mm timed against
@@ -8,6 +9,10 @@ and, from 4 groups on, the last one too), so both benchmarks time the same probl
 is checked against float32 torch before timing; each call is timed with CUDA events after warm-up,
 cycling through enough copies of the operands that they do not stay in L2; the table gives
 medians, TFLOP/s and hgemm's speed relative to each baseline.
+
+--layout k times the weight gradient of that layer instead, the K-grouped product
+out[g] = x_gᵀ·dy_g (G×K×N) of x (M×K) and dy (M×N) split into the same groups along M:
+hgemm.grouped_mm(x.t(), dy, offs) against torch._grouped_mm(x.t(), dy, offs=offs) and a torch.mm loop.
 
 The torch.mm loop is given the group slices ready-made (the sizes on the host); a model would
 first copy them from the GPU, a synchronisation not counted here. torch._grouped_mm computes
@@ -73,15 +78,21 @@ def time_ms(torch, run, sets, warmup, iters):
     return [start.elapsed_time(end) for start, end in events]
 
 
-def make_sets(torch, groups, rows, n, k, dtype, op, l2_bytes):
+def make_sets(torch, groups, rows, n, k, dtype, op, l2_bytes, layout="contiguous"):
     """Operand sets (a, b, offs, out), as many as keep the timed calls from reading L2-resident data,
-    like hgemm-bench: 1 + 2·L2 / (bytes of one set), at most 32."""
+    like hgemm-bench: 1 + 2·L2 / (bytes of one set), at most 32. layout "k": a is x (M×K), b is dy
+    (M×N) and out G×K×N, zeroed (the loop leaves empty groups alone)."""
     m = sum(rows)
     set_bytes = (m * k + groups * k * n + m * n) * 2
     count = max(1, min(32, 1 + 2 * l2_bytes // max(set_bytes, 1)))
     offs = torch.tensor(rows, dtype=torch.int64).cumsum(0).to(torch.int32).cuda()
     sets = []
     for _ in range(count):
+        if layout == "k":
+            sets.append({"a": (torch.randn(m, k, device="cuda") * 0.5).to(dtype),
+                         "b": (torch.randn(m, n, device="cuda") * 0.5).to(dtype), "offs": offs,
+                         "out": torch.zeros(groups, k, n, device="cuda", dtype=dtype)})
+            continue
         a = (torch.randn(m, k, device="cuda") * 0.5).to(dtype)
         if op == "nt":  # weights stored G×N×K (as nn.Linear's), passed as transposed views
             b = (torch.randn(groups, n, k, device="cuda") * 0.5).to(dtype).transpose(-2, -1)
@@ -99,6 +110,8 @@ def main(argv=None):
     parser.add_argument("--dtype", default="bf16,f16", help="comma-separated bf16, f16 (default both)")
     parser.add_argument("--op", choices=["nn", "nt"], default="nn",
                         help="b's matrices K×N row-major (nn, default) or transposed views of N×K (nt)")
+    parser.add_argument("--layout", choices=["contiguous", "k"], default="contiguous",
+                        help="the forward's contiguous layout (default) or its weight gradient, K-grouped")
     parser.add_argument("--iters", type=int, default=30, help="timed calls per implementation (default 30)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
     parser.add_argument("--no-loop", action="store_true", help="skip the torch.mm loop")
@@ -123,10 +136,17 @@ def main(argv=None):
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
     torch.manual_seed(0)
 
-    impls = {
-        "hgemm.grouped_mm": lambda s: hgemm.grouped_mm(s["a"], s["b"], s["offs"]),
-        "torch._grouped_mm": lambda s: torch._grouped_mm(s["a"], s["b"], offs=s["offs"]),
-    }
+    k_grouped = args.layout == "k"
+    if k_grouped:
+        impls = {
+            "hgemm.grouped_mm": lambda s: hgemm.grouped_mm(s["a"].t(), s["b"], s["offs"], out=s["out"]),
+            "torch._grouped_mm": lambda s: torch._grouped_mm(s["a"].t(), s["b"], offs=s["offs"]),
+        }
+    else:
+        impls = {
+            "hgemm.grouped_mm": lambda s: hgemm.grouped_mm(s["a"], s["b"], s["offs"]),
+            "torch._grouped_mm": lambda s: torch._grouped_mm(s["a"], s["b"], offs=s["offs"]),
+        }
     rows_out, ratios = [], {}
     print(f"{'dtype':5s} {'G':>4s} {'M':>6s} {'N':>5s} {'K':>5s}  {'implementation':18s} {'median ms':>10s} "
           f"{'TFLOP/s':>8s} {'rel err':>8s}")
@@ -134,10 +154,14 @@ def main(argv=None):
         dtype = names[dname]
         for groups, m, n, k in args.shapes:
             rows = grouped_rows(groups, m)
-            sets = make_sets(torch, groups, rows, n, k, dtype, args.op, l2)
+            sets = make_sets(torch, groups, rows, n, k, dtype, args.op, l2, args.layout)
             bounds = [0] + list(torch.tensor(rows).cumsum(0).tolist())
-            slices = [[(s["a"][bounds[g]:bounds[g + 1]], s["b"][g], s["out"][bounds[g]:bounds[g + 1]])
-                       for g in range(groups) if rows[g] > 0] for s in sets]
+            if k_grouped:
+                slices = [[(s["a"][bounds[g]:bounds[g + 1]].t(), s["b"][bounds[g]:bounds[g + 1]], s["out"][g])
+                           for g in range(groups) if rows[g] > 0] for s in sets]
+            else:
+                slices = [[(s["a"][bounds[g]:bounds[g + 1]], s["b"][g], s["out"][bounds[g]:bounds[g + 1]])
+                           for g in range(groups) if rows[g] > 0] for s in sets]
             by_set = {id(s): i for i, s in enumerate(sets)}
 
             def loop(s):
@@ -148,7 +172,12 @@ def main(argv=None):
             if not args.no_loop:
                 runs["torch.mm loop"] = loop
             s0 = sets[0]
-            want = torch.cat([s0["a"][bounds[g]:bounds[g + 1]].float() @ s0["b"][g].float() for g in range(groups)])
+            if k_grouped:
+                part = [(bounds[g], bounds[g + 1]) for g in range(groups)]
+                want = torch.stack([s0["a"][lo:hi].float().t() @ s0["b"][lo:hi].float() for lo, hi in part])
+            else:
+                want = torch.cat([s0["a"][bounds[g]:bounds[g + 1]].float() @ s0["b"][g].float()
+                                  for g in range(groups)])
             flops = 2 * m * n * k
             medians = {}
             for name, run in runs.items():
@@ -156,7 +185,7 @@ def main(argv=None):
                     got = run(s0)
                     got = s0["out"] if got is None else got
                     torch.cuda.synchronize()
-                    err = rel_error(got[:bounds[-1]], want)
+                    err = rel_error(got if k_grouped else got[:bounds[-1]], want)
                     times = time_ms(torch, run, sets, args.warmup, args.iters)
                 except (RuntimeError, TypeError, ValueError) as e:  # a baseline without this dtype or layout
                     print(f"{dname:5s} {groups:4d} {m:6d} {n:5d} {k:5d}  {name:18s} skipped: {e}")
@@ -184,7 +213,7 @@ def main(argv=None):
     for key, v in summary.items():
         print(f"{key}: {v:.3f}")
     head = _bench_json.header(torch, iters=args.iters, warmup=args.warmup, op=args.op, dtypes=dtypes,
-                              layout="contiguous", shapes=[list(s) for s in args.shapes])
+                              layout=args.layout, shapes=[list(s) for s in args.shapes])
     _bench_json.write(args.json, head, rows_out, summary)
     return 0
 

@@ -42,6 +42,7 @@ import torch
 from . import _ACTIVATIONS, _check_kernel, _grouped_shape, _out_shape, _torch_codes, _torch_stream, _torch_view
 from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import grouped_gemm_views as _grouped_gemm_views
+from ._hgemm import k_grouped_gemm_views as _k_grouped_gemm_views
 
 __all__ = ["mm", "matmul", "addmm", "grouped_mm"]
 
@@ -496,6 +497,9 @@ def _check_sizes(sizes, name, groups):
 def _grouped_mm_shape(a, b, offs, m_valid, out_dtype):
     _check_args("grouped_mm", a, b, "f32", "auto", out_dtype)
     shape = _grouped_shape(tuple(a.shape), tuple(b.shape), offs is not None, m_valid is not None)
+    if shape[0] is None:
+        raise NotImplementedError("hgemm::grouped_mm: a 2-D a and b (the K-grouped product) is not an operator "
+                                  "with autograd; hgemm.grouped_mm computes it without gradients")
     if offs is not None:
         _check_sizes(offs, "offs", b.shape[0])
     if m_valid is not None:
@@ -540,47 +544,36 @@ def _k_grouped_shape(a, b, offs):
     return (offs.shape[0], a.shape[0], b.shape[1])
 
 
-def _torch_readable(t, column_major):
-    """t, or a copy with 16-byte-aligned rows (columns): what torch._grouped_mm reads. Its K-grouped
-    kernel takes any group sizes only with a column-major and b row-major (otherwise it asserts on
-    the device that every size is a multiple of 8), so a copy keeps that layout."""
-    (rows, cols), (s0, s1) = t.shape, t.stride()
-    if column_major:
-        readable = s0 == 1 and s1 >= max(1, rows) and s1 % 8 == 0
-    else:
-        readable = s1 == 1 and s0 >= max(1, cols) and s0 % 8 == 0
-    if readable and t.data_ptr() % 16 == 0:
-        return t
-    if column_major:
-        return t.new_empty(cols, (rows + 7) // 8 * 8)[:, :rows].t().copy_(t)
-    return t.new_empty(rows, (cols + 7) // 8 * 8)[:, :cols].copy_(t)
-
-
 def _k_grouped_mm_cuda(a, b, offs):
-    """out[g] = a[:, s_g:e_g] · b[s_g:e_g, :], with the forward's sizes: offsets clamped to [0, S] and
-    made nondecreasing. bfloat16 runs torch._grouped_mm on the device (no synchronisation, CUDA-graph
-    safe). hgemm has no K-grouped kernel yet, and torch's takes bfloat16 only, so float16 runs one
-    hgemm product per group, which reads the offsets on the host: a synchronisation, refused
-    during CUDA-graph capture."""
-    shape = _k_grouped_shape(a, b, offs)
-    if 0 in shape or a.shape[1] == 0:
-        return a.new_zeros(shape)
-    ends = torch.cummax(offs.clamp(0, a.shape[1]), 0).values.to(torch.int32)
-    if a.dtype is BF16 and hasattr(torch, "_grouped_mm"):
-        out = torch._grouped_mm(_torch_readable(a, True), _torch_readable(b, False), offs=ends)
-        return out if out.is_contiguous() else out.contiguous()  # torch pads rows to 16 bytes
-    if torch.cuda.is_current_stream_capturing():
-        raise RuntimeError("hgemm::grouped_mm's weight gradient for float16 reads the group offsets on the host "
-                           "(hgemm has no K-grouped kernel yet and torch._grouped_mm takes bfloat16 only), which a "
-                           "CUDA graph cannot capture: use bfloat16, or compute this backward outside the graph")
-    from . import matmul
+    """out[g] = a[:, s_g:e_g] · b[s_g:e_g, :] over the slices of K that offs ends (clamped to [0, S]
+    and made nondecreasing on the device, as the forward's): hgemm's K-grouped layout, one launch
+    that reads the offsets on the GPU (no synchronisation, CUDA-graph safe)."""
+    return k_grouped_into(a, b, offs, a.new_empty(_k_grouped_shape(a, b, offs)))
 
-    out = a.new_empty(shape)
-    start = 0
-    with torch.no_grad():  # hgemm.matmul's direct path, also under create_graph
-        for g, end in enumerate(ends.tolist()):
-            matmul(a[:, start:end], b[start:end], out=out[g])  # an empty group: K = 0 writes zeros
-            start = end
+
+def k_grouped_into(a, b, offs, out):
+    """The K-grouped product into out (G×P×Q with row-major rows, any of float16, bfloat16 and
+    float32). The layout takes a column-major (as x.t() of a row-major x) and b row-major (as dy);
+    other layouts are copied."""
+    groups, m, n = out.shape
+    for name, t in (("a", a), ("b", b), ("offs", offs), ("out", out)):
+        if not t.is_cuda:
+            raise TypeError(f"the K-grouped product runs on CUDA tensors: {name} is on {t.device}")
+    if out.numel() == 0:
+        return out
+    if a.shape[1] == 0:
+        return out.zero_()
+    (rows, cols), (s0, s1) = a.shape, a.stride()
+    if not ((s0 == 1 or rows <= 1) and (cols <= 1 or s1 >= rows)):
+        a = a.t().contiguous().t()
+    if not ((b.stride(1) == 1 or b.shape[1] <= 1) and (b.shape[0] <= 1 or b.stride(0) >= b.shape[1])):
+        b = b.contiguous()
+    offs = offs.contiguous()
+    device = a.get_device()
+    va = (a.data_ptr(), rows, cols, a.stride(0), a.stride(1), device, _CODE[a.dtype])
+    vb = (b.data_ptr(), b.shape[0], b.shape[1], b.stride(0), b.stride(1), device, _CODE[b.dtype])
+    vo = (out.data_ptr(), m, n, out.stride(1), out.stride(2), device, _CODE[out.dtype], groups, out.stride(0))
+    _k_grouped_gemm_views(va, vb, vo, (offs.data_ptr(), groups, offs.get_device()), _torch_stream(torch, device))
     return out
 
 
@@ -604,10 +597,10 @@ for _name, _cuda, _fake in (("grouped_mm", _grouped_mm_cuda, _grouped_mm_fake),
 # Autograd of grouped_mm. D_g = A_g·B_g for the rows of group g gives
 #   dA_g = dD_g·B_gᵀ: grouped_mm itself on the same sizes, with b's matrices as transposed views
 #        (op T, no copy); rows of a in no group get zeros (no output depends on them);
-#   dB_g = A_gᵀ·dD_g: for the contiguous layout the K-grouped product (_k_grouped_mm: torch's
-#        device kernel for bfloat16, a synchronising loop of hgemm products for float16); for the
-#        masked layout a batched hgemm product of a and dD with the rows past m_valid zeroed; for a
-#        plain batch the batched product.
+#   dB_g = A_gᵀ·dD_g: for the contiguous layout the K-grouped product (_k_grouped_mm: hgemm's
+#        K-grouped layout, one launch reading offs on the device); for the masked layout a
+#        batched hgemm product of a and dD with the rows past m_valid zeroed; for a plain batch
+#        the batched product.
 # Gradients come in the inputs' dtype; offs and m_valid get none.
 
 def _grouped_setup(ctx, inputs, keyword_only_inputs, output):

@@ -701,9 +701,7 @@ GroupedCall prepare_grouped(const View& a, const View& b, const View& out, const
   return call;
 }
 
-void grouped_call(const View& a, const View& b, const View& out, const Sizes& sizes, bool masked,
-                  std::uintptr_t stream) {
-  const GroupedCall call = prepare_grouped(a, b, out, sizes, masked);
+void run_grouped(const GroupedCall& call, std::uintptr_t stream) {
   hgemm::MatmulOptions opt;
   opt.stream = reinterpret_cast<cudaStream_t>(stream);
   hgemm::Status s;
@@ -718,6 +716,11 @@ void grouped_call(const View& a, const View& b, const View& out, const Sizes& si
   if (s != hgemm::Status::Success) raise_status(s);
 }
 
+void grouped_call(const View& a, const View& b, const View& out, const Sizes& sizes, bool masked,
+                  std::uintptr_t stream) {
+  run_grouped(prepare_grouped(a, b, out, sizes, masked), stream);
+}
+
 void grouped_gemm(const Array& a, const Array& b, MutArray out, const Array& sizes, bool masked,
                   std::uintptr_t stream) {
   grouped_call(view_of(a, "a"), view_of(b, "b"), view_of(out, "out"),
@@ -728,6 +731,58 @@ void grouped_gemm_views(const nb::tuple& a, const nb::tuple& b, const nb::tuple&
                         bool masked, std::uintptr_t stream) {
   grouped_call(view_of_numbers(a, "a"), view_of_numbers(b, "b"), view_of_numbers(out, "out"),
                sizes_of_numbers(sizes, masked ? "m_valid" : "offs"), masked, stream);
+}
+
+// The K-grouped layout (a weight gradient): out[g] (M×N) = a[:, K_g] · b[K_g, :] over group g's
+// slice of K (offs: the G cumulative ends). a is M×K column-major (a K×M matrix transposed) and b
+// K×N row-major, so that K is both operands' outer dimension; out is G×M×N with row-major rows.
+GroupedCall prepare_k_grouped(const View& a, const View& b, const View& out, const Sizes& offs, bool need_gpu = true) {
+  for (const View* v : {&a, &b, &out}) check_matrices(*v);
+  check_types(a, b, out, hgemm::Accum::F32);
+  if (a.ndim != 2 || b.ndim != 2 || out.ndim != 3)
+    throw nb::value_error(("the K-grouped layout takes a 2-D a (M×K), a 2-D b (K×N) and a 3-D out (groups×M×N), got " +
+                           std::to_string(a.ndim) + "-D, " + std::to_string(b.ndim) + "-D and " +
+                           std::to_string(out.ndim) + "-D")
+                              .c_str());
+  const std::int64_t m = a.rows, k = a.cols, n = b.cols, groups = out.batch;
+  if (b.rows != k)
+    throw nb::value_error(("shapes do not match: a is " + dims(a) + " but b is " + dims(b)).c_str());
+  if (out.rows != m || out.cols != n)
+    throw nb::value_error(("out must be groups×" + std::to_string(m) + "x" + std::to_string(n) + ", got " + dims(out))
+                              .c_str());
+  if (offs.count != groups)
+    throw nb::value_error((std::string(offs.name) + " has " + std::to_string(offs.count) + " entries but out has " +
+                           std::to_string(groups) + " groups")
+                              .c_str());
+  const Layout la = layout_of(a), lb = layout_of(b), lo = layout_of(out);
+  if (la.op != hgemm::Op::T || lb.op != hgemm::Op::N)
+    throw nb::value_error("the K-grouped layout takes a column-major a (unit row stride, as x.t() of a row-major x) "
+                          "and a row-major b: each group's slice of K starts anywhere; pass copies in those layouts");
+  if (lo.op != hgemm::Op::N) throw nb::value_error("out must have row-major rows (unit column stride)");
+  GroupedCall call;
+  call.device = a.device;
+  hgemm::GroupedMatmulArgs& x = call.args;
+  x.layout = hgemm::GroupedLayout::KGrouped, x.op_a = hgemm::Op::T, x.op_b = hgemm::Op::N;
+  x.groups = groups, x.m = m, x.n = n, x.k = k;
+  x.offsets = reinterpret_cast<const std::int32_t*>(offs.data);
+  x.a = reinterpret_cast<const void*>(a.data), x.lda = la.ld, x.a_type = a.data_type();
+  x.b = reinterpret_cast<const void*>(b.data), x.ldb = lb.ld, x.b_type = b.data_type();
+  x.d = reinterpret_cast<void*>(out.data), x.ldd = lo.ld, x.d_type = out.data_type();
+  x.stride_d = batch_stride(out);
+  if (need_gpu) {
+    for (const View* v : {&a, &b, &out}) check_cuda(*v);
+    if (!offs.on_gpu) throw nb::type_error("offs is not in CUDA memory; the kernel reads the group sizes on the GPU");
+    if (a.device != b.device || a.device != out.device || a.device != offs.device)
+      throw nb::value_error("a, b, out and offs must be on the same GPU");
+  }
+  return call;
+}
+
+void k_grouped_gemm_views(const nb::tuple& a, const nb::tuple& b, const nb::tuple& out, const nb::tuple& offs,
+                          std::uintptr_t stream) {
+  run_grouped(prepare_k_grouped(view_of_numbers(a, "a"), view_of_numbers(b, "b"), view_of_numbers(out, "out"),
+                                sizes_of_numbers(offs, "offs")),
+              stream);
 }
 
 // What grouped_gemm would pass to the library, launching nothing and accepting host memory (for
@@ -826,6 +881,10 @@ NB_MODULE(_hgemm, m) {
   m.def("grouped_gemm_views", &grouped_gemm_views, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("sizes"),
         nb::arg("masked"), nb::arg("stream"),
         "grouped_gemm with the arrays given as gemm_views takes them, and sizes as (data_ptr, count, device).");
+  m.def("k_grouped_gemm_views", &k_grouped_gemm_views, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("offs"),
+        nb::arg("stream"),
+        "hgemm::grouped_matmul's K-grouped layout on `stream`: out[g] = a[:, K_g] · b[K_g, :] for the G slices of K "
+        "that offs ends (int32, GPU); a M×K column-major, b K×N row-major, out G×M×N, as gemm_views takes views.");
   m.def("describe_grouped", &describe_grouped, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("sizes"),
         nb::arg("masked"),
         "The hgemm::grouped_matmul call grouped_gemm would make for these arrays, without launching anything.");

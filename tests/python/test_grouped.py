@@ -228,9 +228,9 @@ def test_fake_rejects_what_is_not_supported():
     a, b, offs = meta(64, 32), meta(4, 32, 16), sizes(4)
     op = torch.ops.hgemm.grouped_mm
     with pytest.raises(NotImplementedError, match="K-grouped"):
-        op(a, meta(64, 16), offs)
-    with pytest.raises(NotImplementedError, match="K-grouped"):
-        hgemm.grouped_mm(a.mT, meta(64, 16), offs)
+        op(a.mT, meta(64, 16), offs)
+    with pytest.raises(TypeError, match="CUDA tensors"):  # the K-grouped product, on the wrong device
+        hgemm.grouped_mm(a.mT, meta(64, 16), offs.to("meta"))
     with pytest.raises(NotImplementedError, match="3-D a and a 2-D b"):
         op(meta(4, 8, 32), meta(32, 16), offs)
     with pytest.raises(ValueError, match="needs offs"):
@@ -522,12 +522,12 @@ def test_runs_on_the_current_torch_stream():
 @cuda
 @pytest.mark.parametrize("dtype", [F16, BF16])
 def test_cuda_graph_replays_with_new_offsets(dtype):
-    """Captured once (forward, and the backward for bfloat16, whose weight gradient runs on the
+    """Captured once (forward and backward: the weight gradient is hgemm's K-grouped layout, on the
     device), replayed with new group sizes written into the same offs: each replay computes its own
     groups, without a synchronisation."""
     total, k, n = 256, 64, 48
-    a = rand(total, k, dtype=dtype, requires_grad=dtype is BF16)
-    b = rand(4, k, n, dtype=dtype, requires_grad=dtype is BF16)
+    a = rand(total, k, dtype=dtype, requires_grad=True)
+    b = rand(4, k, n, dtype=dtype, requires_grad=True)
     g = rand(total, n, dtype=dtype)
     offs = offsets([64, 64, 64, 64])
     s = torch.cuda.Stream()
@@ -535,40 +535,48 @@ def test_cuda_graph_replays_with_new_offsets(dtype):
     with torch.cuda.stream(s):  # warm up outside capture
         for _ in range(2):
             c = hgemm.grouped_mm(a, b, offs)
-            if dtype is BF16:
-                da, db = torch.autograd.grad(c, [a, b], g)
+            da, db = torch.autograd.grad(c, [a, b], g)
     torch.cuda.current_stream().wait_stream(s)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         c = hgemm.grouped_mm(a, b, offs)
-        if dtype is BF16:
-            da, db = torch.autograd.grad(c, [a, b], g)
+        da, db = torch.autograd.grad(c, [a, b], g)
     for rows in ([0, 100, 3, 153], [256, 0, 0, 0], [16, 0, 16, 200]):
         offs.copy_(offsets(rows))
         graph.replay()
         torch.cuda.synchronize()
         want, da32, db32 = loop_reference(a, b, rows, g)
         assert rel_error(c[:sum(rows)], want) < tol(k, dtype), rows
-        if dtype is BF16:
-            assert rel_error(da, da32) < tol(n, dtype) and rel_error(db, db32) < tol(total, dtype), rows
+        assert rel_error(da, da32) < tol(n, dtype) and rel_error(db, db32) < tol(total, dtype), rows
 
 
 @cuda
-def test_float16_weight_gradient_is_refused_during_capture():
-    """float16's weight gradient reads the offsets on the host: refused with a clear error while a
-    CUDA graph is being captured, instead of failing inside CUDA."""
-    a, b = rand(64, 32, requires_grad=True), rand(2, 32, 16, requires_grad=True)
-    offs = offsets([30, 34])
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):  # warm up outside capture
-        hgemm.grouped_mm(a, b, offs)
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with pytest.raises(RuntimeError, match="on the host"):
-        with torch.cuda.graph(graph):
-            c = hgemm.grouped_mm(a, b, offs)
-            torch.autograd.grad(c, [b], torch.ones_like(c))
+@pytest.mark.parametrize("dtype", [F16, BF16])
+@pytest.mark.parametrize("out_dtype", [None, F32])
+@pytest.mark.parametrize("a_layout", ["cols", "rows"])
+@pytest.mark.parametrize("b_layout", ["rows", "cols"])
+def test_k_grouped_product(dtype, out_dtype, a_layout, b_layout):
+    """grouped_mm's 2-D × 2-D form (the weight gradient): out[g] = a[:, s_g:e_g] · b[s_g:e_g, :] for
+    uneven slices of K, empty ones included (zeros), ending inside a 64-deep slice; a read in place
+    when column-major (x.t()), b when row-major; the other layouts copied. Tolerance: the f16/bf16
+    rounding of the output plus f32 accumulation over the group's depth (tol), or the f32 bound."""
+    sizes, m, n = [0, 130, 1, 0, 257, 64, 127, 0], 72, 136
+    depth = sum(sizes) + 5  # k past the last offset: read by no group
+    a = rand(depth, m, dtype=dtype).t() if a_layout == "cols" else rand(m, depth, dtype=dtype)
+    b = rand(n, depth, dtype=dtype).t() if b_layout == "cols" else rand(depth, n, dtype=dtype)
+    out = hgemm.grouped_mm(a, b, offsets(sizes), out_dtype=out_dtype)
+    assert out.shape == (len(sizes), m, n) and out.dtype == (dtype if out_dtype is None else out_dtype)
+    start = 0
+    for g, size in enumerate(sizes):
+        want = a[:, start:start + size].double() @ b[start:start + size].double()
+        if size == 0:
+            assert torch.all(out[g] == 0), g
+        else:
+            bound = tol_f32(size) if out_dtype is F32 else tol(size, dtype)
+            assert rel_error(out[g], want) < bound, (g, size)
+        start += size
+    with pytest.raises(NotImplementedError, match="gradient"):
+        hgemm.grouped_mm(a.detach().requires_grad_(), b, offsets(sizes))
 
 
 @cuda
