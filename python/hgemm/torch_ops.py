@@ -76,15 +76,19 @@ def _check_args(name, a, b, accum, kernel, out_dtype):
         _check_kernel(kernel)
 
 
-def _mm_shape(a, b, accum, kernel, out_dtype):
-    _check_args("mm", a, b, accum, kernel, out_dtype)
+def _two_d_shape(name, a, b, hint):
+    """(M, N) of the product of 2-D a and b; ValueError, naming the op and `hint`, otherwise."""
     if a.dim() != 2 or b.dim() != 2:
-        raise ValueError(f"hgemm::mm takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D (hgemm::matmul takes "
-                         "batches)")
+        raise ValueError(f"hgemm::{name} takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D ({hint})")
     if a.shape[1] != b.shape[0]:
-        raise ValueError(f"hgemm::mm: shapes do not match: a is {a.shape[0]}x{a.shape[1]} but b is "
+        raise ValueError(f"hgemm::{name}: shapes do not match: a is {a.shape[0]}x{a.shape[1]} but b is "
                          f"{b.shape[0]}x{b.shape[1]}")
     return a.shape[0], b.shape[1]
+
+
+def _mm_shape(a, b, accum, kernel, out_dtype):
+    _check_args("mm", a, b, accum, kernel, out_dtype)
+    return _two_d_shape("mm", a, b, "hgemm::matmul takes batches")
 
 
 def _matmul_shape(a, b, accum, kernel, out_dtype):
@@ -303,12 +307,7 @@ _lib.define('_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, str activation="non
 
 def _addmm_shape(name, bias, a, b, activation, accum, kernel, out_dtype):
     _check_args(name, a, b, accum, kernel, out_dtype)
-    if a.dim() != 2 or b.dim() != 2:
-        raise ValueError(f"hgemm::{name} takes 2-D a and b, got {a.dim()}-D and {b.dim()}-D (flatten a batch of "
-                         "rows into a, as hgemm.nn.linear does)")
-    if a.shape[1] != b.shape[0]:
-        raise ValueError(f"hgemm::{name}: shapes do not match: a is {a.shape[0]}x{a.shape[1]} but b is "
-                         f"{b.shape[0]}x{b.shape[1]}")
+    _two_d_shape(name, a, b, "flatten a batch of rows into a, as hgemm.nn.linear does")
     if activation not in _ACTIVATIONS:
         raise ValueError(f"hgemm::{name}: activation must be 'none', 'relu', 'gelu', 'gelu_tanh' or 'silu', not "
                          f"{activation!r}")

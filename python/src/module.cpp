@@ -88,6 +88,19 @@ int type_code(const nb::dlpack::dtype& t) {
                                      : kNoType;
 }
 
+// What a View and a Vec take from any DLPack array: its dtype, device and data pointer.
+template <typename A, typename T>
+void describe_array(const A& a, T* v) {
+  const nb::dlpack::dtype t = a.dtype();
+  v->type = type_code(t);
+  v->dtype_text = v->type == kNoType ? dlpack_type_name(t) : python_type_name(v->data_type());
+  const int type = a.device_type();
+  v->on_gpu = type == nb::device::cuda::value || type == nb::device::cuda_managed::value;
+  v->where_text = "DLPack device type " + std::to_string(type);
+  v->device = a.device_id();
+  v->data = reinterpret_cast<std::uintptr_t>(a.data());
+}
+
 template <typename Arr>
 View view_of(const Arr& a, const char* name) {
   View v;
@@ -98,14 +111,7 @@ View view_of(const Arr& a, const char* name) {
     v.rows = a.shape(d), v.cols = a.shape(d + 1), v.s0 = a.stride(d), v.s1 = a.stride(d + 1);
     if (v.ndim == 3) v.batch = a.shape(0), v.sb = a.stride(0);
   }
-  const nb::dlpack::dtype t = a.dtype();
-  v.type = type_code(t);
-  v.dtype_text = v.type == kNoType ? dlpack_type_name(t) : python_type_name(v.data_type());
-  const int type = a.device_type();
-  v.on_gpu = type == nb::device::cuda::value || type == nb::device::cuda_managed::value;
-  v.where_text = "DLPack device type " + std::to_string(type);
-  v.device = a.device_id();
-  v.data = reinterpret_cast<std::uintptr_t>(a.data());
+  describe_array(a, &v);
   return v;
 }
 
@@ -246,14 +252,7 @@ Vec vec_of(const Array& a, const char* name) {
   v.name = name;
   v.ndim = static_cast<std::int64_t>(a.ndim());
   if (v.ndim == 1) v.length = a.shape(0), v.stride = a.stride(0);
-  const nb::dlpack::dtype t = a.dtype();
-  v.type = type_code(t);
-  v.dtype_text = v.type == kNoType ? dlpack_type_name(t) : python_type_name(v.data_type());
-  const int type = a.device_type();
-  v.on_gpu = type == nb::device::cuda::value || type == nb::device::cuda_managed::value;
-  v.where_text = "DLPack device type " + std::to_string(type);
-  v.device = a.device_id();
-  v.data = reinterpret_cast<std::uintptr_t>(a.data());
+  describe_array(a, &v);
   return v;
 }
 

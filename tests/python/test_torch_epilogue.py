@@ -84,7 +84,7 @@ def test_fake_rejects_bad_arguments():
             op(meta(4, dtype=torch.int32), a, b)
         with pytest.raises(ValueError, match="bias is on cpu but a is on meta"):
             op(torch.zeros(4, dtype=F16), a, b)
-        with pytest.raises(ValueError, match="takes 2-D a and b"):
+        with pytest.raises(ValueError, match="takes 2-D tensors"):
             op(None, meta(2, 5, 3), b)
         with pytest.raises(ValueError, match="shapes do not match"):
             op(None, a, meta(4, 4))
