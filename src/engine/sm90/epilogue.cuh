@@ -203,12 +203,15 @@ __device__ __forceinline__ void store_aux_from_registers(const FusedEpilogue& e,
   }
 }
 
-/// alpha·acc + bias on f32 accumulators, unswapped, pair by pair in registers, each bias value
-/// loaded once per thread (a column's for both of its rows). The product rounds before the bias
-/// is added (__fmul_rn), as in finish_element; no bias adds -0 (x + -0 = x).
+/// alpha·acc + bias on f32 accumulators, unswapped, pair by pair in registers. The product rounds
+/// before the bias is added (__fmul_rn), as in finish_element; no bias adds -0 (x + -0 = x). A
+/// bias along N is first staged by each warp in its own 2 KB of `scratch` (the rows it stages
+/// for a TMA store), N values in one round of coalesced loads: read straight from global memory,
+/// a thread's 64 values came in register-limited batches, each waiting out the L2's latency.
 template <typename B, int N>
 __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, std::int64_t rows, std::int64_t cols,
-                                                      std::int64_t row0, std::int64_t col0, float* d) {
+                                                      std::int64_t row0, std::int64_t col0, float* d,
+                                                      float* scratch) {
   const FusedEpilogue& e = o.epi;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const B* bias = static_cast<const B*>(e.bias) + (e.bias ? b * e.stride_bias : 0);
@@ -232,16 +235,22 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
     }
     return;
   }
+  static_assert(N <= 512, "a warp's 512 floats of scratch");
+  float* staged = scratch + 512 * warp;
+#pragma unroll
+  for (int i = lane; i < N; i += 32) staged[i] = value(col0 + i, col0 + i < cols);
+  __syncwarp();
 #pragma unroll
   for (int jj = 0; jj < N / 8; ++jj) {  // pairs 2jj (row lane/4) and 2jj + 1 (8 rows down) share columns
-    const std::int64_t c = col0 + 8 * jj + 2 * (lane % 4);
-    const float x = value(c, c < cols), y = value(c + 1, c + 1 < cols);
+    const float2 add = *reinterpret_cast<const float2*>(staged + 8 * jj + 2 * (lane % 4));
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float2 v = accumulator_pair(d, 2 * jj + h);
-      set_accumulator_pair(d, 2 * jj + h, make_float2(__fmul_rn(o.alpha, v.x) + x, __fmul_rn(o.alpha, v.y) + y));
+      set_accumulator_pair(d, 2 * jj + h,
+                           make_float2(__fmul_rn(o.alpha, v.x) + add.x, __fmul_rn(o.alpha, v.y) + add.y));
     }
   }
+  __syncwarp();  // the warp's stores may stage into these bytes next
 }
 
 /// The activation ACT on every f32 accumulator, unrolled: independent values, so the tensor
@@ -274,9 +283,9 @@ __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std:
   if constexpr (!TRANSPOSED && std::is_same_v<Reg, float>) {
     if (in_registers_only(o)) {
       switch (o.epi.bias_type) {
-        case DataType::F16: add_bias_in_registers<__half, N>(o, b, rows, cols, row0, col0, d); break;
-        case DataType::BF16: add_bias_in_registers<__nv_bfloat16, N>(o, b, rows, cols, row0, col0, d); break;
-        default: add_bias_in_registers<float, N>(o, b, rows, cols, row0, col0, d); break;
+        case DataType::F16: add_bias_in_registers<__half, N>(o, b, rows, cols, row0, col0, d, scratch); break;
+        case DataType::BF16: add_bias_in_registers<__nv_bfloat16, N>(o, b, rows, cols, row0, col0, d, scratch); break;
+        default: add_bias_in_registers<float, N>(o, b, rows, cols, row0, col0, d, scratch); break;
       }
       if (o.epi.aux) switch (o.epi.aux_type) {
           case DataType::F16: store_aux_from_registers<__half, N>(o.epi, b, rows, cols, row0, col0, d); break;
