@@ -5,10 +5,11 @@ A Llama-style MLP block, forward and backward in float16 (bfloat16 with --dtype 
 down(silu(gate(x)) · up(x)), the three projections without bias, x of tokens × hidden requiring
 grad (as inside a network). Built from hgemm.nn.Linear, and timed against the same block from
 torch.nn.Linear in eager mode and under torch.compile (and, for reference, the hgemm block under
-torch.compile). All blocks start from the same weights; the hgemm results are checked against
-torch eager before timing. Each iteration (forward, backward) is timed with CUDA events after
-warm-up; the table gives medians, TFLOP/s over the nine products and each block's speed relative
-to torch eager and to torch.compile.
+torch.compile, and one with SiLU fused into the gate projection's epilogue,
+Linear(activation="silu")). All blocks start from the same weights; the hgemm results are checked
+against torch eager before timing. Each iteration (forward, backward) is timed with CUDA events
+after warm-up; the table gives medians, TFLOP/s over the nine products and each block's speed
+relative to torch eager and to torch.compile.
 """
 import argparse
 import statistics
@@ -17,16 +18,19 @@ import sys
 from . import _bench_json
 
 
-def build(torch, linear, hidden, intermediate):
+def build(torch, linear, hidden, intermediate, gate=None):
+    """The block from `linear` (in, out); `gate`, when given, makes the gate projection and applies
+    SiLU itself."""
     class MLP(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.gate = linear(hidden, intermediate)
+            self.gate = (gate or linear)(hidden, intermediate)
             self.up = linear(hidden, intermediate)
             self.down = linear(intermediate, hidden)
 
         def forward(self, x):
-            return self.down(torch.nn.functional.silu(self.gate(x)) * self.up(x))
+            g = self.gate(x)
+            return self.down((g if gate else torch.nn.functional.silu(g)) * self.up(x))
 
     return MLP()
 
@@ -97,16 +101,20 @@ def main(argv=None):
     ref = build(torch, lambda a, b: torch.nn.Linear(a, b, bias=False, device="cuda", dtype=dtype), h, i)
     ours = build(torch, lambda a, b: hgemm.nn.Linear(a, b, bias=False, device="cuda", dtype=dtype), h, i)
     ours.load_state_dict(ref.state_dict())
+    fused = build(torch, lambda a, b: hgemm.nn.Linear(a, b, bias=False, device="cuda", dtype=dtype), h, i,
+                  gate=lambda a, b: hgemm.nn.Linear(a, b, bias=False, device="cuda", dtype=dtype, activation="silu"))
+    fused.load_state_dict(ref.state_dict())
     x = (torch.randn(t, h, device="cuda") * 0.5).to(dtype).requires_grad_()
     dy = (torch.randn(t, h, device="cuda") * 0.5).to(dtype)
 
     errors = check(torch, ours, ref, x, dy)
+    errors.update({f"{k} (SiLU fused)": v for k, v in check(torch, fused, ref, x, dy).items()})
     worst = max(errors.values())
     print("hgemm against torch eager, relative error: " + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()))
     if worst > (1e-2 if dtype is torch.float16 else 4e-2):  # bfloat16 rounds 8 times coarser
         print(f"WARNING: the hgemm block differs from torch eager by {worst:.1e}", file=sys.stderr)
 
-    blocks = [("torch eager", ref), ("hgemm eager", ours)]
+    blocks = [("torch eager", ref), ("hgemm eager", ours), ("hgemm eager, SiLU fused", fused)]
     if not args.no_compile:
         blocks += [("torch.compile", torch.compile(ref)), ("hgemm + torch.compile", torch.compile(ours))]
     flops = 9 * 2 * t * h * i  # three products forward, six backward
@@ -127,6 +135,7 @@ def main(argv=None):
         print(f"{name:24s} {ms:10.3f} {flops / ms / 1e9:8.1f} {vs_eager:8.3f} "
               f"{'' if vs_compile is None else f'{vs_compile:9.3f}'}")
     summary = {"hgemm_vs_torch_eager": median["torch eager"] / median["hgemm eager"],
+               "hgemm_silu_fused_vs_torch_eager": median["torch eager"] / median["hgemm eager, SiLU fused"],
                "hgemm_vs_torch_compile": (median["torch.compile"] / median["hgemm eager"]
                                           if "torch.compile" in median else None),
                "rel_errors_vs_torch_eager": errors}

@@ -26,19 +26,21 @@ def cases(torch, n):
     def rand(*shape):
         return (torch.rand(*shape, device="cuda") * 2 - 1).half()
 
-    a, b, x = rand(n, n), rand(n, n), rand(4, n, n)
+    a, b, x, bias = rand(n, n), rand(n, n), rand(4, n, n), rand(n)
     a_grad = rand(n, n).requires_grad_()
     torch.manual_seed(0)
     ref_layer = torch.nn.Linear(n, n, device="cuda", dtype=torch.float16)
     layer = hgemm.nn.Linear(n, n, device="cuda")
     layer.load_state_dict(ref_layer.state_dict())
-    mm, matmul = torch.ops.hgemm.mm.default, torch.ops.hgemm.matmul.default
+    mm, matmul, addmm = torch.ops.hgemm.mm.default, torch.ops.hgemm.matmul.default, torch.ops.hgemm.addmm.default
     # (name, what it is compared with, the call)
     return [
         ("torch.mm", None, lambda: torch.mm(a, b)),
         ("hgemm.matmul", "torch.mm", lambda: hgemm.matmul(a, b)),
         ("torch.ops.hgemm.mm", "torch.mm", lambda: mm(a, b)),
         ("torch.ops.hgemm.matmul", "torch.mm", lambda: matmul(a, b)),
+        ("torch.addmm", None, lambda: torch.addmm(bias, a, b)),
+        ("torch.ops.hgemm.addmm", "torch.addmm", lambda: addmm(bias, a, b)),
         ("torch.matmul, batch 4", None, lambda: torch.matmul(x, b)),
         ("torch.ops.hgemm.matmul, batch 4", "torch.matmul, batch 4", lambda: matmul(x, b)),
         ("torch.mm, a requires grad", None, lambda: torch.mm(a_grad, b)),
