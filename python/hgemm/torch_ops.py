@@ -78,12 +78,12 @@ def _check_args(name, a, b, accum, kernel, out_dtype):
 
 def _two_d_shape(name, a, b, hint):
     """(M, N) of the product of 2-D a and b; ValueError, naming the op and `hint`, otherwise."""
-    if a.dim() != 2 or b.dim() != 2:
-        raise ValueError(f"hgemm::{name} takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D ({hint})")
-    if a.shape[1] != b.shape[0]:
-        raise ValueError(f"hgemm::{name}: shapes do not match: a is {a.shape[0]}x{a.shape[1]} but b is "
-                         f"{b.shape[0]}x{b.shape[1]}")
-    return a.shape[0], b.shape[1]
+    sa, sb = a.shape, b.shape
+    if len(sa) != 2 or len(sb) != 2:
+        raise ValueError(f"hgemm::{name} takes 2-D tensors, got {len(sa)}-D and {len(sb)}-D ({hint})")
+    if sa[1] != sb[0]:
+        raise ValueError(f"hgemm::{name}: shapes do not match: a is {sa[0]}x{sa[1]} but b is {sb[0]}x{sb[1]}")
+    return sa[0], sb[1]
 
 
 def _mm_shape(a, b, accum, kernel, out_dtype):
@@ -127,32 +127,49 @@ def _view(t):
     return t, (t.data_ptr(), rows, cols, s0, s1, t.get_device(), _CODE[t.dtype], shape[0], stride[0])
 
 
-def _launch(va, vb, shape, dtype, accum, kernel):
-    device = va[5]
-    out = torch.empty(shape, dtype=dtype, device=device if device >= 0 else "cpu")
+def _stream(device):
+    """torch's current stream of the device (what CUDA-graph capture and torch.cuda.stream(...)
+    expect); 0 for the host."""
+    return _torch_stream(torch, device) if device >= 0 else 0
+
+
+def _new_output(like, shape, dtype):
+    """(a new tensor of `shape` and dtype on like's device, its native view)."""
+    out = like.new_empty(shape, dtype=dtype)
     rows, cols = shape[-2], shape[-1]
-    vo = (out.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
+    vo = (out.data_ptr(), rows, cols, cols, 1, like.get_device(), _CODE[dtype])
     if len(shape) == 3:
         vo += (shape[0], rows * cols)
-    # torch's current stream of a's device: what CUDA-graph capture and torch.cuda.stream(...) expect.
-    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel, False, False, _torch_stream(torch, device) if device >= 0 else 0)
+    return out, vo
+
+
+def _launch(a, va, vb, shape, dtype, accum, kernel):
+    out, vo = _new_output(a, shape, dtype)
+    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel, False, False, _stream(va[5]))
     return out
 
 
-def _mm_cuda(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
-    _check_args("mm", a, b, accum, kernel_id, out_dtype)
-    if a.dim() != 2 or b.dim() != 2:
-        _mm_shape(a, b, accum, kernel_id, out_dtype)  # raises the error naming the dimensions
+def _two_d_product(name, a, b, accum, kernel_id, out_dtype):
+    """a·b of 2-D a and b; the shapes are checked by the native layer."""
+    _check_args(name, a, b, accum, kernel_id, out_dtype)
     a, va = _view(a)
     b, vb = _view(b)
-    return _launch(va, vb, (va[1], vb[2]), a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
+    return _launch(a, va, vb, (va[1], vb[2]), a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
+
+
+def _mm_cuda(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+    if a.dim() != 2 or b.dim() != 2:
+        _mm_shape(a, b, accum, kernel_id, out_dtype)  # raises the error naming the dimensions
+    return _two_d_product("mm", a, b, accum, kernel_id, out_dtype)
 
 
 def _matmul_cuda(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+    if a.dim() == 2 and b.dim() == 2:
+        return _two_d_product("matmul", a, b, accum, kernel_id, out_dtype)
     shape = _matmul_shape(a, b, accum, kernel_id, out_dtype)
     a, va = _view(a)
     b, vb = _view(b)
-    return _launch(va, vb, shape, a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
+    return _launch(a, va, vb, shape, a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
 
 
 def _refuse_cpu(name):
@@ -307,20 +324,20 @@ _lib.define('_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, str activation="non
 
 def _addmm_shape(name, bias, a, b, activation, accum, kernel, out_dtype):
     _check_args(name, a, b, accum, kernel, out_dtype)
-    _two_d_shape(name, a, b, "flatten a batch of rows into a, as hgemm.nn.linear does")
+    shape = _two_d_shape(name, a, b, "flatten a batch of rows into a, as hgemm.nn.linear does")
     if activation not in _ACTIVATIONS:
         raise ValueError(f"hgemm::{name}: activation must be 'none', 'relu', 'gelu', 'gelu_tanh' or 'silu', not "
                          f"{activation!r}")
-    n = b.shape[1]
     if bias is not None:
         if bias.dtype not in _CODE:
             raise TypeError(f"hgemm::{name}: bias must have dtype float16, bfloat16 or float32, got {bias.dtype}")
-        if bias.dim() != 1 or bias.shape[0] != n:
-            raise ValueError(f"hgemm::{name}: bias must be 1-D with one value per column of the product ({n}), got "
-                             f"shape {tuple(bias.shape)}")
+        size = bias.shape
+        if len(size) != 1 or size[0] != shape[1]:
+            raise ValueError(f"hgemm::{name}: bias must be 1-D with one value per column of the product "
+                             f"({shape[1]}), got shape {tuple(size)}")
         if bias.device != a.device:
             raise ValueError(f"hgemm::{name}: bias is on {bias.device} but a is on {a.device}")
-    return a.shape[0], n
+    return shape
 
 
 def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_aux):
@@ -328,21 +345,18 @@ def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_a
     dtype, from one product."""
     a, va = _view(a)
     b, vb = _view(b)
-    device = va[5]
-    rows, cols = va[1], vb[2]
+    shape = (va[1], vb[2])
     dtype = a.dtype if out_dtype is None else out_dtype
-    out = torch.empty((rows, cols), dtype=dtype, device=a.device)
-    vo = (out.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
+    out, vo = _new_output(a, shape, dtype)
     vbias = aux = vaux = None
     if bias is not None:
         if bias.stride(0) != 1 and bias.shape[0] > 1:
             bias = bias.contiguous()
         vbias = (bias.data_ptr(), bias.shape[0], 1, bias.get_device(), _CODE[bias.dtype])
     if with_aux:
-        aux = torch.empty((rows, cols), dtype=dtype, device=a.device)
-        vaux = (aux.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
-    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel_id, False, False,
-                _torch_stream(torch, device) if device >= 0 else 0, bias=vbias, activation=activation, aux_out=vaux)
+        aux, vaux = _new_output(a, shape, dtype)
+    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel_id, False, False, _stream(va[5]), bias=vbias,
+                activation=activation, aux_out=vaux)
     return (out, aux) if with_aux else out
 
 
@@ -515,16 +529,11 @@ def _grouped_mm_cuda(a, b, offs=None, m_valid=None, *, out_dtype=None):
     b, vb = _view(b)
     sizes = offs if offs is not None else m_valid
     if sizes is None:  # a plain batch: the batched matmul
-        return _launch(va, vb, shape, dtype, "f32", "auto")
+        return _launch(a, va, vb, shape, dtype, "f32", "auto")
     sizes = sizes.contiguous()
-    device = va[5]
-    out = torch.empty(shape, dtype=dtype, device=device if device >= 0 else "cpu")
-    rows, cols = shape[-2], shape[-1]
-    vo = (out.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
-    if len(shape) == 3:
-        vo += (shape[0], rows * cols)
+    out, vo = _new_output(a, shape, dtype)
     _grouped_gemm_views(va, vb, vo, (sizes.data_ptr(), sizes.shape[0], sizes.get_device()), m_valid is not None,
-                        _torch_stream(torch, device) if device >= 0 else 0)
+                        _stream(va[5]))
     return out
 
 
@@ -568,11 +577,11 @@ def k_grouped_into(a, b, offs, out):
     if not ((b.stride(1) == 1 or b.shape[1] <= 1) and (b.shape[0] <= 1 or b.stride(0) >= b.shape[1])):
         b = b.contiguous()
     offs = offs.contiguous()
-    device = a.get_device()
-    va = (a.data_ptr(), rows, cols, a.stride(0), a.stride(1), device, _CODE[a.dtype])
-    vb = (b.data_ptr(), b.shape[0], b.shape[1], b.stride(0), b.stride(1), device, _CODE[b.dtype])
+    a, va = _view(a)  # in place: the layouts are the ones _view reads
+    b, vb = _view(b)
+    device = va[5]
     vo = (out.data_ptr(), m, n, out.stride(1), out.stride(2), device, _CODE[out.dtype], groups, out.stride(0))
-    _k_grouped_gemm_views(va, vb, vo, (offs.data_ptr(), groups, offs.get_device()), _torch_stream(torch, device))
+    _k_grouped_gemm_views(va, vb, vo, (offs.data_ptr(), groups, offs.get_device()), _stream(device))
     return out
 
 
