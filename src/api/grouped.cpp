@@ -117,7 +117,9 @@ Status validate_limits(const GroupedMatmul& p) {
   if (p.lda > (std::int64_t(1) << 38) || p.ldb > (std::int64_t(1) << 38) || p.stride_a > most || p.stride_b > most ||
       p.stride_d > most)
     return fail(Status::ProblemTooLarge, "grouped_matmul needs lda and ldb below 2^38 and strides below 2^37 elements");
-  if (engine::grouped_units_bound(p.layout, p.groups, p.m, p.n, engine::kGroupedBM, engine::kGroupedBN) > INT_MAX / 2)
+  const std::int64_t units =
+      engine::grouped_units_bound(p.layout, p.groups, p.m, p.n, engine::kGroupedBM, engine::kGroupedNarrowBN);
+  if (units > INT_MAX / 2)
     return fail(Status::ProblemTooLarge, "grouped_matmul needs fewer than 2^30 tiles of 128x128 over all groups");
   return Status::Success;
 }

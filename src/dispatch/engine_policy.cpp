@@ -177,12 +177,15 @@ engine::Plan plan_engine(const Matmul& p, const Device& d) {
   return engine::make_plan(p, d, choice);
 }
 
-/// Grouped problems take one kernel, whole 128×128 tiles over every SM: the group sizes are
-/// known only on the device, so nothing about them can choose a tile, a split or a grid. 128
-/// columns give small groups twice the units of 256 to spread over the SMs, and leave shared
-/// memory for the groups' table.
+/// Grouped problems take whole tiles over every SM: the group sizes are known only on the
+/// device, so nothing about them can choose a split or a grid. 256 columns read half the shared
+/// memory per MAC of 128; 128 columns stay for narrow products (N ≤ 128), for more groups than
+/// the wide kernel's table holds and for f16 accumulators (the wide kernel is built for f32 only).
 engine::Plan plan_grouped(const GroupedMatmul& p, const Device& d) {
-  return engine::make_grouped_plan(p, d, {KernelShape::Grouped128x128, Scheduler::Grouped, 1, 0});
+  const bool wide = p.n > engine::kGroupedNarrowBN && p.groups <= engine::kGroupedWideMaxGroups &&
+                    p.accum == Accum::F32;
+  const KernelShape shape = wide ? KernelShape::Grouped128x256 : KernelShape::Grouped128x128;
+  return engine::make_grouped_plan(p, d, {shape, Scheduler::Grouped, 1, 0});
 }
 
 }  // namespace hgemm::detail

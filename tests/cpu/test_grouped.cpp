@@ -155,12 +155,13 @@ TEST(GroupedPlan, GridIsTheSmsOrTheUnitsTheSizesCanMake) {
   p.lda = p.k, p.ldb = p.k, p.ldd = p.n;
   p.a = p.b = p.d = reinterpret_cast<void*>(0x100000);
   Plan plan = plan_grouped(p, d);
-  EXPECT_EQ(plan.choice.shape, KernelShape::Grouped128x128);
+  EXPECT_EQ(plan.choice.shape, KernelShape::Grouped128x256);
+  EXPECT_EQ(plan.bn, 256);
   EXPECT_EQ(plan.choice.scheduler, Scheduler::Grouped);
   EXPECT_EQ(plan.grid, 132u);
   EXPECT_EQ(plan.store, StorePath::StagedRows);
   EXPECT_EQ(plan.workspace_bytes(), 0u);
-  p.m = 64, p.n = 256;  // at most one tile row per group (8), by 2 columns
+  p.m = 64, p.n = 512;  // at most one tile row per group (8), by 2 columns
   EXPECT_EQ(plan_grouped(p, d).grid, 16u);
   p.d_type = DataType::F32;
   EXPECT_EQ(plan_grouped(p, d).store, StorePath::Registers);
@@ -169,6 +170,25 @@ TEST(GroupedPlan, GridIsTheSmsOrTheUnitsTheSizesCanMake) {
   p.n = 0;
   EXPECT_EQ(plan_grouped(p, d).grid, 0u);
   EXPECT_NE(describe(plan).find("grouped"), std::string::npos);
+}
+
+TEST(GroupedPlan, WideTilesOnlyWhereTheyFit) {
+  const Device d = described_h200();
+  GroupedMatmul p;
+  p.groups = 64, p.m = 32768, p.n = 2048, p.k = 4096, p.op_b = Op::T;
+  p.lda = p.k, p.ldb = p.k, p.ldd = p.n;
+  p.a = p.b = p.d = reinterpret_cast<void*>(0x100000);
+  EXPECT_EQ(plan_grouped(p, d).choice.shape, KernelShape::Grouped128x256);
+  p.n = 128;  // a 256-wide tile would be half empty
+  EXPECT_EQ(plan_grouped(p, d).choice.shape, KernelShape::Grouped128x128);
+  p.n = 2048, p.groups = kGroupedWideMaxGroups + 1;  // more than the wide kernel's table holds
+  EXPECT_EQ(plan_grouped(p, d).choice.shape, KernelShape::Grouped128x128);
+  p.groups = kGroupedWideMaxGroups;
+  EXPECT_EQ(plan_grouped(p, d).choice.shape, KernelShape::Grouped128x256);
+  p.accum = Accum::F16;  // the wide kernel is built for f32 accumulators only
+  EXPECT_EQ(plan_grouped(p, d).choice.shape, KernelShape::Grouped128x128);
+  p.accum = Accum::F32, p.layout = GroupedLayout::KGrouped, p.groups = 8, p.m = 4096, p.n = 7168;
+  EXPECT_EQ(plan_grouped(p, d).bn, 256);
 }
 
 }  // namespace

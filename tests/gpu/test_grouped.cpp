@@ -117,6 +117,10 @@ std::vector<GroupedCase> grouped_cases() {
   add("k0", M, Op::N, Op::T, {0, 5, 64}, 64, 70, 0);
   add("many", C, Op::N, Op::T, random_rows(4096, 3, 1), 0, 64, 64);  // m set below
   add("many", M, Op::N, Op::T, random_rows(1000, 16, 2), 16, 40, 48);
+  // N > 128 takes the 256-wide kernel up to its table's 2048 groups, the 128-wide one past them.
+  add("many", C, Op::N, Op::T, random_rows(2048, 3, 4), 0, 200, 64);
+  add("many", C, Op::N, Op::T, random_rows(2049, 3, 5), 0, 136, 64);
+  add("many", M, Op::N, Op::T, random_rows(1000, 16, 6), 16, 136, 48);
   add("deep", C, Op::N, Op::T, {512, 0, 700, 300, 129, 1000, 64, 0}, 2705, 384, 1024);
   // K-grouped (A K×M, B K×N, one of each): each group's k ends anywhere inside a slice; K bounds the sum.
   const auto KG = GroupedLayout::KGrouped;
@@ -126,6 +130,8 @@ std::vector<GroupedCase> grouped_cases() {
   }
   // |sums| ≤ 4·63 < 256: exact in bf16 too; group 2 starts at k 40 and crosses a slice.
   add("kexact", KG, Op::T, Op::N, {40, 0, 63, 1}, 130, 64, 120).exact = true;
+  out.back().every_type = true;
+  add("kexact", KG, Op::T, Op::N, {40, 0, 63, 1}, 130, 300, 120).exact = true;  // 256-wide tiles
   out.back().every_type = true;
   add("kone", KG, Op::T, Op::N, {300}, 256, 256, 300);
   add("kone", KG, Op::T, Op::N, {64}, 64, 64, 64);

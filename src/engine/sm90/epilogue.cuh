@@ -487,21 +487,24 @@ struct StagedEpilogue {
   }
 
   /// 16-bit D that TMA cannot take: the same staged chunks, copied out row by row by the
-  /// consumer's own threads, which wait for nothing but each other.
-  template <typename Out>
-  static __device__ void store_rows(std::uint8_t (&buffers)[2][kCChunkBytes], const Output& o, const Reg* acc,
-                                    int m0, int n0, unsigned barrier_id) {
+  /// consumer's own threads, which wait for nothing but each other. One buffer is enough (the
+  /// first barrier orders the previous chunk's reads before the next one's writes); two let a
+  /// warp stage while another still copies.
+  template <typename Out, int BUFFERS>
+  static __device__ void store_rows(std::uint8_t (&buffers)[BUFFERS][kCChunkBytes], const Output& o,
+                                    const Reg* acc, int m0, int n0, unsigned barrier_id) {
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
-      std::uint8_t* chunk = buffers[j % 2];
-      named_barrier_sync(barrier_id, 128);  // everyone is done reading this buffer (chunk j - 2)
+      std::uint8_t* chunk = buffers[j % BUFFERS];
+      named_barrier_sync(barrier_id, 128);  // everyone is done reading this buffer (chunk j - BUFFERS)
       stage_c_chunk<BN, Out>(chunk, acc, j, o.alpha);
       named_barrier_sync(barrier_id, 128);
       copy_chunk_rows(o, chunk, m0, n0 + j * kCChunkCols);
     }
   }
-  static __device__ void store_rows(std::uint8_t (&buffers)[2][kCChunkBytes], const Output& o, const Reg* acc,
-                                    int m0, int n0, unsigned barrier_id) {
+  template <int BUFFERS>
+  static __device__ void store_rows(std::uint8_t (&buffers)[BUFFERS][kCChunkBytes], const Output& o,
+                                    const Reg* acc, int m0, int n0, unsigned barrier_id) {
     if (o.d_type == DataType::BF16)
       store_rows<__nv_bfloat16>(buffers, o, acc, m0, n0, barrier_id);
     else

@@ -77,8 +77,9 @@ __device__ void build_grouped_table_in_block(const GroupedParams& p, int tiles_n
   __syncthreads();
 }
 
-/// The grouped kernel of configuration C (single CTAs, unswapped, whole tiles).
-template <typename C, bool A_MN, bool B_MN, typename Acc, typename In>
+/// The grouped kernel of configuration C (single CTAs, unswapped, whole tiles) for up to
+/// MAX_GROUPS groups, staging D through BUFFERS chunks per consumer.
+template <typename C, int MAX_GROUPS, int BUFFERS, bool A_MN, bool B_MN, typename Acc, typename In>
 struct GroupedKernel {
   static_assert(C::CLUSTER == 1 && !C::SWAPPED && !C::STREAM_K, "single CTAs, whole tiles");
   using Loop = Mainloop<C, A_MN, B_MN, Acc, In>;
@@ -89,10 +90,10 @@ struct GroupedKernel {
   using Staged = StagedEpilogue<BN, Reg, kRegs>;
   struct Smem {
     typename Loop::Stage stage[STAGES];
-    alignas(1024) std::uint8_t c_chunk[CONSUMERS][2][kCChunkBytes];
+    alignas(1024) std::uint8_t c_chunk[CONSUMERS][BUFFERS][kCChunkBytes];
     std::uint64_t full[STAGES], empty[STAGES];
-    int first_unit[kMaxGroupedGroups + 1];
-    int ends[kMaxGroupedGroups];
+    int first_unit[MAX_GROUPS + 1];
+    int ends[MAX_GROUPS];
   };
   static_assert(aligned_smem_bytes<Smem>() <= kSmemLimit, "shared memory");
   static_assert(sizeof(typename Loop::Stage) >= sizeof(int) * THREADS, "the table's scan borrows the first slot");

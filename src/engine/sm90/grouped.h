@@ -15,9 +15,12 @@
 
 namespace hgemm::detail::engine {
 
-/// The grouped kernel's tile: 128 rows (two consumer warpgroups) by 128 columns, single CTAs with
-/// a 5-slot ring, which leaves room in shared memory for the table of up to kMaxGroupedGroups.
-constexpr int kGroupedBM = 128, kGroupedBN = 128;
+/// The grouped kernels' tiles: 128 rows (two consumer warpgroups) by 128 or 256 columns, single
+/// CTAs. The 128-wide kernel has a 5-slot ring and room in shared memory for the table of up to
+/// kMaxGroupedGroups; the 256-wide one, which reads half the shared memory per MAC, has 4 slots,
+/// one staging buffer per consumer and a table of up to kGroupedWideMaxGroups.
+constexpr int kGroupedBM = 128, kGroupedNarrowBN = 128, kGroupedWideBN = 256;
+constexpr int kGroupedWideMaxGroups = 2048;
 
 struct GroupedParams {
   std::int64_t n = 0, k = 0;
@@ -38,8 +41,9 @@ struct GroupedParams {
 /// registers for f32: both clip at a group's last row).
 Plan make_grouped_plan(const GroupedMatmul& p, const Device& d, const EngineChoice& choice);
 
-/// Launches the grouped kernel for l's operand majors and types (kernels_grouped.cu).
-Status launch_grouped_kernel(const KernelLaunch& l, const GroupedParams& p, std::string* message);
+/// Launches the grouped kernel of tile width `bn` (kGroupedNarrowBN or kGroupedWideBN) for l's
+/// operand majors and types (kernels_grouped.cu).
+Status launch_grouped_kernel(const KernelLaunch& l, int bn, const GroupedParams& p, std::string* message);
 
 /// Runs p as `plan` says on `stream` (nothing when the plan's grid is 0).
 Status launch_grouped(const Plan& plan, const GroupedMatmul& p, cudaStream_t stream, std::string* message);

@@ -21,8 +21,9 @@ __global__ void __launch_bounds__(K::kThreads, 1)
 }
 
 /// Calls f(TypeTag<KernelT<A_MN, B_MN, Acc, In>>{}) for the launch's majors and types: f16 inputs
-/// with f16 or f32 accumulators, bf16 inputs with f32 ones.
-template <template <bool, bool, typename, typename> class KernelT, typename F>
+/// with f16 or f32 accumulators, bf16 inputs with f32 ones. F16_ACCUM = false: a kernel built for
+/// f32 accumulators only (the policy never asks it for f16 ones).
+template <template <bool, bool, typename, typename> class KernelT, bool F16_ACCUM = true, typename F>
 Status with_kernel(const KernelLaunch& l, F&& f) {
   auto majors = [&](auto acc, auto in) {
     using Acc = typename decltype(acc)::type;
@@ -31,7 +32,11 @@ Status with_kernel(const KernelLaunch& l, F&& f) {
       return l.b_mn ? f(TypeTag<KernelT<false, true, Acc, In>>{}) : f(TypeTag<KernelT<false, false, Acc, In>>{});
     return l.b_mn ? f(TypeTag<KernelT<true, true, Acc, In>>{}) : f(TypeTag<KernelT<true, false, Acc, In>>{});
   };
-  if (l.accum == Accum::F16) return majors(TypeTag<__half>{}, TypeTag<__half>{});
+  if constexpr (F16_ACCUM) {
+    if (l.accum == Accum::F16) return majors(TypeTag<__half>{}, TypeTag<__half>{});
+  } else if (l.accum == Accum::F16) {
+    return Status::UnsupportedAccum;
+  }
   if (l.in == DataType::BF16) return majors(TypeTag<float>{}, TypeTag<__nv_bfloat16>{});
   return majors(TypeTag<float>{}, TypeTag<__half>{});
 }

@@ -43,6 +43,7 @@ const char* shape_name(KernelShape s) {
     case KernelShape::Swapped128x16: return "swapped tile 128x16";
     case KernelShape::Swapped128x32: return "swapped tile 128x32";
     case KernelShape::Grouped128x128: return "grouped 128x128";
+    case KernelShape::Grouped128x256: return "grouped 128x256";
   }
   return "?";
 }
@@ -105,6 +106,7 @@ void tile_of(KernelShape s, int* bm, int* bn) {
     case KernelShape::Swapped128x16: *bm = 128, *bn = 16; return;
     case KernelShape::Swapped128x32: *bm = 128, *bn = 32; return;
     case KernelShape::Grouped128x128: *bm = 128, *bn = 128; return;
+    case KernelShape::Grouped128x256: *bm = 128, *bn = 256; return;
   }
 }
 

@@ -30,6 +30,7 @@ enum class KernelShape : std::uint8_t {
   Swapped128x16,
   Swapped128x32,
   Grouped128x128,  ///< persistent 128×128 single CTAs over the units of a grouped problem (grouped.h)
+  Grouped128x256,  ///< ... 128×256 (at most kGroupedWideMaxGroups groups)
 };
 
 enum class Scheduler : std::uint8_t {
