@@ -215,6 +215,11 @@ struct GemmOptions {
   Accum accum = Accum::F32;  ///< F16 only with f16 A, B, C and D
   cudaStream_t stream = nullptr;  ///< the launch is asynchronous on this stream
   std::string_view kernel = "auto";  ///< a kernel id from kernels(), or "auto"
+  /// Whether each call asks the driver where its pointers live (cudaPointerGetAttributes per
+  /// matrix and vector) to refuse host memory with Status::InvalidPointer. A caller whose arrays
+  /// are known to be device, managed or mapped memory (a framework's CUDA tensors) can skip it;
+  /// a host pointer then faults in the kernel instead.
+  bool check_pointers = true;
 };
 
 using MatmulOptions = GemmOptions;

@@ -32,6 +32,25 @@ def linear(x, weight, bias=None, activation=None):
     rounding to the output's dtype. The leading dimensions of x are flattened into the rows of one
     product (a view when x is contiguous)."""
     activation = _activation(activation)
+    dtype = x.dtype
+    if (dtype is not F16 and dtype is not BF16) or weight.dtype is not dtype or (bias is not None and
+                                                                                 bias.dtype is not dtype):
+        _check_dtypes(x, weight, bias)
+    shape, size = x.shape, weight.shape
+    if len(size) != 2 or len(shape) < 1:
+        raise ValueError(f"hgemm.nn.linear takes a 2-D weight and an input of at least 1 dimension, got "
+                         f"{len(size)}-D and {len(shape)}-D")
+    if shape[-1] != size[1]:
+        raise ValueError(f"hgemm.nn.linear: the input's last dimension is {shape[-1]} but the weight takes "
+                         f"{size[1]} features ({size[0]}x{size[1]})")
+    if len(shape) == 2:  # the rows already: no reshape and no view (each a torch call)
+        return _linear_rows(x, weight, bias, activation)
+    y = _linear_rows(x.reshape(-1, shape[-1]), weight, bias, activation)
+    return y.view(*shape[:-1], size[0])
+
+
+def _check_dtypes(x, weight, bias):
+    """Raises the TypeError that names the tensor of an unsupported or mismatched dtype."""
     for what, t in (("the input", x), ("the weight", weight), ("the bias", bias)):
         if t is not None and t.dtype is not F16 and t.dtype is not BF16:
             _refuse_dtype(what, t.dtype)
@@ -39,14 +58,6 @@ def linear(x, weight, bias=None, activation=None):
         if t is not None and t.dtype is not x.dtype:
             raise TypeError(f"hgemm.nn.linear: the input is {x.dtype} but {what} is {t.dtype}: all must have one "
                             "dtype (convert the input, or the layer with .to(dtype))")
-    if weight.dim() != 2 or x.dim() < 1:
-        raise ValueError(f"hgemm.nn.linear takes a 2-D weight and an input of at least 1 dimension, got "
-                         f"{weight.dim()}-D and {x.dim()}-D")
-    if x.shape[-1] != weight.shape[1]:
-        raise ValueError(f"hgemm.nn.linear: the input's last dimension is {x.shape[-1]} but the weight takes "
-                         f"{weight.shape[1]} features ({weight.shape[0]}x{weight.shape[1]})")
-    y = _linear_rows(x.reshape(-1, x.shape[-1]), weight, bias, activation)
-    return y.view(*x.shape[:-1], weight.shape[0])
 
 
 def _linear_rows(x, weight, bias, activation="none"):

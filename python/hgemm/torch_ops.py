@@ -350,13 +350,13 @@ def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_a
     out, vo = _new_output(a, shape, dtype)
     vbias = aux = vaux = None
     if bias is not None:
-        if bias.stride(0) != 1 and bias.shape[0] > 1:
+        if not bias.is_contiguous():
             bias = bias.contiguous()
-        vbias = (bias.data_ptr(), bias.shape[0], 1, bias.get_device(), _CODE[bias.dtype])
+        vbias = (bias.data_ptr(), len(bias), 1, bias.get_device(), _CODE[bias.dtype])
     if with_aux:
         aux, vaux = _new_output(a, shape, dtype)
-    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel_id, False, False, _stream(va[5]), bias=vbias,
-                activation=activation, aux_out=vaux)
+    # The epilogue's arguments by position: keywords cost the binding a lookup each.
+    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel_id, False, False, _stream(va[5]), vbias, "n", activation, vaux)
     return (out, aux) if with_aux else out
 
 

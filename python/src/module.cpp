@@ -474,11 +474,14 @@ hgemm::Status run(const hgemm::MatmulArgs& args, int device, const hgemm::Matmul
   return s;
 }
 
+// Every array of a launch was checked to be in CUDA (or managed) memory on one GPU (check_cuda),
+// so the library need not ask the driver where each pointer lives.
 hgemm::MatmulOptions options(hgemm::Accum accum, const std::string& kernel, std::uintptr_t stream) {
   hgemm::MatmulOptions o;
   o.accum = accum;
   o.kernel = kernel;
   o.stream = reinterpret_cast<cudaStream_t>(stream);
+  o.check_pointers = false;
   return o;
 }
 
@@ -701,8 +704,7 @@ GroupedCall prepare_grouped(const View& a, const View& b, const View& out, const
 }
 
 void run_grouped(const GroupedCall& call, std::uintptr_t stream) {
-  hgemm::MatmulOptions opt;
-  opt.stream = reinterpret_cast<cudaStream_t>(stream);
+  hgemm::MatmulOptions opt = options(hgemm::Accum::F32, "auto", stream);
   hgemm::Status s;
   {
     nb::gil_scoped_release release;
@@ -861,7 +863,7 @@ NB_MODULE(_hgemm, m) {
         "contiguous float32 vectors, one value per row / column of out.");
   m.def("gemm_views", &gemm_views, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"), nb::arg("beta"),
         nb::arg("accum"), nb::arg("kernel"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("stream"),
-        nb::kw_only(), nb::arg("bias") = nb::none(), nb::arg("bias_along") = "n", nb::arg("activation") = "none",
+        nb::arg("bias") = nb::none(), nb::arg("bias_along") = "n", nb::arg("activation") = "none",
         nb::arg("aux_out") = nb::none(), nb::arg("row_scale") = nb::none(), nb::arg("col_scale") = nb::none(),
         "gemm with each array given as (data_ptr, rows, cols, stride0, stride1, device or -1, dtype code: "
         "0 float16, 1 bfloat16, 2 float32), plus (batch, batch stride) for a 3-D array; aux_out likewise, and "

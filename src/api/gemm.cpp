@@ -90,7 +90,8 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
     if (Status s = detail::validate_arguments(product(i)); s != Status::Success) return in_entry(i, s);
   std::vector<const detail::KernelEntry*> entries(static_cast<std::size_t>(batch));
   for (std::int64_t i = 0; i < batch; ++i)
-    if (Status s = detail::prepare_matmul(product(i), options.kernel, &entries[static_cast<std::size_t>(i)]);
+    if (Status s = detail::prepare_matmul(product(i), options.kernel, options.check_pointers,
+                                          &entries[static_cast<std::size_t>(i)]);
         s != Status::Success)
       return in_entry(i, s);
   for (std::int64_t i = 0; i < batch; ++i)

@@ -88,7 +88,7 @@ Status run_ladder(const KernelEntry& e, const Matmul& p, cudaStream_t stream, st
 
 }  // namespace
 
-Status prepare_matmul(const Matmul& p, std::string_view id, const KernelEntry** entry) {
+Status prepare_matmul(const Matmul& p, std::string_view id, bool check_pointers, const KernelEntry** entry) {
   if (Status s = validate_arguments(p); s != Status::Success) return s;
   if (id != "auto" && !find_kernel(std::string(id)))
     return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
@@ -99,7 +99,8 @@ Status prepare_matmul(const Matmul& p, std::string_view id, const KernelEntry** 
   Device device;
   std::string message;
   if (Status s = current_device(&device, &message); s != Status::Success) return fail(s, message);
-  if (Status s = validate_pointers_accessible(p); s != Status::Success) return s;
+  if (check_pointers)
+    if (Status s = validate_pointers_accessible(p); s != Status::Success) return s;
   return choose(p, id, device, entry);
 }
 
@@ -162,14 +163,15 @@ const std::vector<KernelInfo>& kernels() {
 Status matmul(const MatmulArgs& args, const MatmulOptions& options) {
   const detail::Matmul p = detail::typed_problem(args, options.accum);
   const detail::KernelEntry* entry = nullptr;
-  if (Status s = detail::prepare_matmul(p, options.kernel, &entry); s != Status::Success) return s;
+  if (Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &entry); s != Status::Success)
+    return s;
   return detail::run_matmul(entry, p, options.stream);
 }
 
 Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std::string* kernel_id) {
   const detail::Matmul p = detail::typed_problem(args, options.accum);
   const detail::KernelEntry* entry = nullptr;
-  const Status s = detail::prepare_matmul(p, options.kernel, &entry);
+  const Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &entry);
   if (kernel_id) {
     *kernel_id = s == Status::Success && entry ? entry->info.id : std::string();
     if (s == Status::Success && entry && detail::needs_epilogue_pass(*entry, p)) *kernel_id += "+epilogue";

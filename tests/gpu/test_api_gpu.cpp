@@ -146,6 +146,33 @@ TEST_F(ApiGpu, HostPointersAreRefusedBeforeLaunch) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // nothing was launched, the context is healthy
 }
 
+// check_pointers = false skips the driver's answer (resolving launches nothing, so a host pointer
+// is safe to pass there) and changes no bit of a product.
+TEST_F(ApiGpu, UncheckedPointersSkipOnlyTheCheck) {
+  std::vector<__half> host(64 * 64);
+  DeviceHalves a(64 * 64), b(64 * 64), c(64 * 64);
+  GemmOptions o;
+  std::string id;
+  EXPECT_EQ(resolve_kernel(Op::N, Op::N, 64, 64, 64, host.data(), 64, b.get(), 64, c.get(), 64, o, &id),
+            Status::InvalidPointer);
+  o.check_pointers = false;
+  EXPECT_EQ(resolve_kernel(Op::N, Op::N, 64, 64, 64, host.data(), 64, b.get(), 64, c.get(), 64, o, &id),
+            Status::Success)
+      << last_error_message();
+  std::vector<__half> values(64 * 64);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = __float2half(static_cast<float>(i % 13) - 6.f);
+  a.upload(values), b.upload(values);
+  std::vector<__half> got[2];
+  for (bool check : {true, false}) {
+    o.check_pointers = check;
+    ASSERT_EQ(gemm(Op::N, Op::T, 64, 64, 64, 1.f, a.get(), 64, b.get(), 64, 0.f, c.get(), 64, o), Status::Success)
+        << last_error_message();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    got[check] = c.download(64 * 64);
+  }
+  EXPECT_EQ(std::memcmp(got[0].data(), got[1].data(), 64 * 64 * sizeof(__half)), 0);
+}
+
 TEST_F(ApiGpu, EmptyProblemsSucceedWithoutLaunching) {
   DeviceHalves a(64), b(64), c(64);
   // M = 0: C is empty; B (8×8) is still validated. N = 0 likewise with A.
