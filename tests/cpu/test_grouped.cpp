@@ -148,12 +148,18 @@ TEST(GroupedSchedule, KGroupedGroupsHaveEveryRowAndTheirSliceOfK) {
   EXPECT_EQ(grouped_units_bound(GroupedLayout::KGrouped, 7, 200, 129, kRows, kCols), t.schedule().total());
 }
 
-TEST(GroupedPlan, GridIsTheSmsOrTheUnitsTheSizesCanMake) {
-  const Device d = described_h200();
+// A contiguous MoE layer of `groups` experts, B_g stored N×K, tight leading dimensions.
+GroupedMatmul moe_layer(std::int64_t groups, std::int64_t m, std::int64_t n, std::int64_t k) {
   GroupedMatmul p;
-  p.groups = 8, p.m = 16384, p.n = 4096, p.k = 7168, p.op_b = Op::T;
+  p.groups = groups, p.m = m, p.n = n, p.k = k, p.op_b = Op::T;
   p.lda = p.k, p.ldb = p.k, p.ldd = p.n;
   p.a = p.b = p.d = reinterpret_cast<void*>(0x100000);
+  return p;
+}
+
+TEST(GroupedPlan, GridIsTheSmsOrTheUnitsTheSizesCanMake) {
+  const Device d = described_h200();
+  GroupedMatmul p = moe_layer(8, 16384, 4096, 7168);
   Plan plan = plan_grouped(p, d);
   EXPECT_EQ(plan.choice.shape, KernelShape::Grouped128x256);
   EXPECT_EQ(plan.bn, 256);
@@ -174,10 +180,7 @@ TEST(GroupedPlan, GridIsTheSmsOrTheUnitsTheSizesCanMake) {
 
 TEST(GroupedPlan, WideTilesOnlyWhereTheyFit) {
   const Device d = described_h200();
-  GroupedMatmul p;
-  p.groups = 64, p.m = 32768, p.n = 2048, p.k = 4096, p.op_b = Op::T;
-  p.lda = p.k, p.ldb = p.k, p.ldd = p.n;
-  p.a = p.b = p.d = reinterpret_cast<void*>(0x100000);
+  GroupedMatmul p = moe_layer(64, 32768, 2048, 4096);
   EXPECT_EQ(plan_grouped(p, d).choice.shape, KernelShape::Grouped128x256);
   p.n = 128;  // a 256-wide tile would be half empty
   EXPECT_EQ(plan_grouped(p, d).choice.shape, KernelShape::Grouped128x128);
