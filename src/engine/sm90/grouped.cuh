@@ -12,6 +12,7 @@
 #include "engine/sm90/epilogue.cuh"
 #include "engine/sm90/grouped.h"
 #include "engine/sm90/grouped_schedule.h"
+#include "engine/sm90/kernel_launcher.cuh"
 #include "engine/sm90/mainloop.cuh"
 
 namespace hgemm::detail::engine {
@@ -226,5 +227,24 @@ __global__ void __launch_bounds__(K::kThreads, 1)
     grouped_kernel(GroupedParams p, const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b) {
   K::run(p, map_a, map_b);
 }
+
+/// A grouped kernel family: BN-wide tiles, STAGES ring slots, up to MAX_GROUPS groups, BUFFERS
+/// staging chunks per consumer; F16_ACCUM = false builds f32 accumulators only.
+template <int BN, int STAGES, int MAX_GROUPS, int BUFFERS, bool F16_ACCUM>
+struct GroupedTiles {
+  template <bool A_MN, bool B_MN, typename Acc, typename In>
+  using Kernel = GroupedKernel<Persistent<BN, 1, STAGES, false>, MAX_GROUPS, BUFFERS, A_MN, B_MN, Acc, In>;
+
+  /// Launches the instantiation for l's operand majors and types on l.grid CTAs.
+  static Status launch(const KernelLaunch& l, const GroupedParams& p, std::string* message) {
+    return with_kernel<Kernel, F16_ACCUM>(l, [&](auto tag) {
+      using K = typename decltype(tag)::type;
+      const void* fn = reinterpret_cast<const void*>(&grouped_kernel<K>);
+      if (Status s = sm90::set_smem_limit(fn, K::kSmemBytes, message); s != Status::Success) return s;
+      grouped_kernel<K><<<l.grid, K::kThreads, K::kSmemBytes, l.stream>>>(p, l.map_a, l.map_b);
+      return launch_status(message);
+    });
+  }
+};
 
 }  // namespace hgemm::detail::engine

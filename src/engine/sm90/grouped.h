@@ -1,6 +1,6 @@
 // The engine's grouped launches (mixture-of-experts layouts, sizes on the device): what the
 // kernel receives, its plan and its launch. The scheduler is grouped_schedule.h, the kernel
-// grouped.cuh, its instantiations kernels_grouped.cu.
+// grouped.cuh, its instantiations kernels_grouped.cu (128×128) and kernels_grouped_wide.cu (128×256).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -41,9 +41,10 @@ struct GroupedParams {
 /// registers for f32: both clip at a group's last row).
 Plan make_grouped_plan(const GroupedMatmul& p, const Device& d, const EngineChoice& choice);
 
-/// Launches the grouped kernel of tile width `bn` (kGroupedNarrowBN or kGroupedWideBN) for l's
-/// operand majors and types (kernels_grouped.cu).
-Status launch_grouped_kernel(const KernelLaunch& l, int bn, const GroupedParams& p, std::string* message);
+/// Launch the 128×128 (kernels_grouped.cu) and 128×256 (kernels_grouped_wide.cu) grouped kernels
+/// for l's operand majors and types.
+Status launch_grouped_narrow(const KernelLaunch& l, const GroupedParams& p, std::string* message);
+Status launch_grouped_wide(const KernelLaunch& l, const GroupedParams& p, std::string* message);
 
 /// Runs p as `plan` says on `stream` (nothing when the plan's grid is 0).
 Status launch_grouped(const Plan& plan, const GroupedMatmul& p, cudaStream_t stream, std::string* message);

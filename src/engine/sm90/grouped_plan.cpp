@@ -69,7 +69,7 @@ Status launch_grouped(const Plan& plan, const GroupedMatmul& p, cudaStream_t str
   k.a_steps = p.masked() && p.stride_a != 0, k.b_steps = p.stride_b != 0;
   k.out.d = p.d, k.out.ldd = p.ldd, k.out.n = p.n, k.out.alpha = p.alpha, k.out.beta = 0.f;
   k.out.d_type = p.d_type, k.out.stride_d = p.d_per_group() ? p.stride_d : 0;
-  return launch_grouped_kernel(l, plan.bn, k, message);
+  return plan.bn == kGroupedWideBN ? launch_grouped_wide(l, k, message) : launch_grouped_narrow(l, k, message);
 }
 
 }  // namespace hgemm::detail::engine
