@@ -4,6 +4,8 @@
 #include <map>
 #include <mutex>
 
+#include "common/capture.h"
+
 namespace hgemm::detail {
 namespace {
 
@@ -29,12 +31,13 @@ Status pool_of_current_device(cudaMemPool_t* pool, std::string* message) {
   cudaMemPool_t created = nullptr;
   // The first call may come while this thread captures a CUDA graph, which forbids creating a
   // pool: relaxed for these two calls (they touch no stream).
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  const cudaError_t err = cudaMemPoolCreate(&created, &props);
-  std::uint64_t keep_all = UINT64_MAX;
-  if (err == cudaSuccess) cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep_all);
-  cudaThreadExchangeStreamCaptureMode(&mode);
+  const cudaError_t err = [&] {
+    const RelaxedCapture relaxed;
+    const cudaError_t created_err = cudaMemPoolCreate(&created, &props);
+    std::uint64_t keep_all = UINT64_MAX;
+    if (created_err == cudaSuccess) cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep_all);
+    return created_err;
+  }();
   if (err != cudaSuccess) {
     *message = std::string("cudaMemPoolCreate: ") + cudaGetErrorString(err);
     return Status::CudaError;

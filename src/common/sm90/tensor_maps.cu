@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/capture.h"
 #include "common/launch.cuh"
 #include "common/sm90/operand_tile.cuh"
 #include "common/vec.cuh"
@@ -105,10 +106,10 @@ Status encode_box(CUtensorMap* map, const void* ptr, DataType type, std::int64_t
   // The thread may be capturing a CUDA graph, which forbids cudaFree: relaxed for the one call.
   thread_local bool bound = false;
   if (!bound) {
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    const cudaError_t err = cudaFree(nullptr);
-    cudaThreadExchangeStreamCaptureMode(&mode);
+    const cudaError_t err = [] {
+      const RelaxedCapture relaxed;
+      return cudaFree(nullptr);
+    }();
     if (err != cudaSuccess) {
       *message = std::string("binding the device's context failed: ") + cudaGetErrorString(err);
       return Status::CudaError;
