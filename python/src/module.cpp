@@ -644,6 +644,17 @@ struct GroupedCall {
   int device = -1;
 };
 
+// A grouped launch's arrays and group sizes: all in CUDA memory, on one GPU.
+void check_grouped_on_gpu(const View& a, const View& b, const View& out, const Sizes& sizes) {
+  for (const View* v : {&a, &b, &out}) check_cuda(*v);
+  if (!sizes.on_gpu)
+    throw nb::type_error((std::string(sizes.name) + " is not in CUDA memory (" + sizes.where_text +
+                          "); the kernel reads the group sizes on the GPU")
+                             .c_str());
+  if (a.device != b.device || a.device != out.device || a.device != sizes.device)
+    throw nb::value_error(("a, b, out and " + std::string(sizes.name) + " must be on the same GPU").c_str());
+}
+
 // The contiguous layout (masked = false): a is ΣM×K (2-D; a transposed view is op T), b G×K×N,
 // out ΣM×N, sizes the G cumulative end rows. The masked layout: a G×M×K, b G×K×N, out G×M×N,
 // sizes the G row counts. b's matrices may be transposed views (op T) or one matrix repeated
@@ -691,15 +702,7 @@ GroupedCall prepare_grouped(const View& a, const View& b, const View& out, const
   x.d = reinterpret_cast<void*>(out.data), x.ldd = lo.ld, x.d_type = out.data_type();
   x.stride_b = batch_stride(b);
   if (masked) x.stride_a = batch_stride(a), x.stride_d = batch_stride(out);
-  if (need_gpu) {
-    for (const View* v : {&a, &b, &out}) check_cuda(*v);
-    if (!sizes.on_gpu)
-      throw nb::type_error((std::string(sizes.name) + " is not in CUDA memory (" + sizes.where_text +
-                            "); the kernel reads the group sizes on the GPU")
-                               .c_str());
-    if (a.device != b.device || a.device != out.device || a.device != sizes.device)
-      throw nb::value_error(("a, b, out and " + std::string(sizes.name) + " must be on the same GPU").c_str());
-  }
+  if (need_gpu) check_grouped_on_gpu(a, b, out, sizes);
   return call;
 }
 
@@ -737,7 +740,7 @@ void grouped_gemm_views(const nb::tuple& a, const nb::tuple& b, const nb::tuple&
 // The K-grouped layout (a weight gradient): out[g] (M×N) = a[:, K_g] · b[K_g, :] over group g's
 // slice of K (offs: the G cumulative ends). a is M×K column-major (a K×M matrix transposed) and b
 // K×N row-major, so that K is both operands' outer dimension; out is G×M×N with row-major rows.
-GroupedCall prepare_k_grouped(const View& a, const View& b, const View& out, const Sizes& offs, bool need_gpu = true) {
+GroupedCall prepare_k_grouped(const View& a, const View& b, const View& out, const Sizes& offs) {
   for (const View* v : {&a, &b, &out}) check_matrices(*v);
   check_types(a, b, out, hgemm::Accum::F32);
   if (a.ndim != 2 || b.ndim != 2 || out.ndim != 3)
@@ -770,12 +773,7 @@ GroupedCall prepare_k_grouped(const View& a, const View& b, const View& out, con
   x.b = reinterpret_cast<const void*>(b.data), x.ldb = lb.ld, x.b_type = b.data_type();
   x.d = reinterpret_cast<void*>(out.data), x.ldd = lo.ld, x.d_type = out.data_type();
   x.stride_d = batch_stride(out);
-  if (need_gpu) {
-    for (const View* v : {&a, &b, &out}) check_cuda(*v);
-    if (!offs.on_gpu) throw nb::type_error("offs is not in CUDA memory; the kernel reads the group sizes on the GPU");
-    if (a.device != b.device || a.device != out.device || a.device != offs.device)
-      throw nb::value_error("a, b, out and offs must be on the same GPU");
-  }
+  check_grouped_on_gpu(a, b, out, offs);
   return call;
 }
 
