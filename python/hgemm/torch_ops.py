@@ -59,6 +59,9 @@ _lib.define('matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto"
 
 def _check_args(name, a, b, accum, kernel, out_dtype):
     dtype = a.dtype
+    if b.dtype is dtype and (dtype is F16 or dtype is BF16) and accum == "f32" and kernel == "auto" \
+            and out_dtype is None:
+        return  # the common call, checked in one line
     if (dtype is not F16 and dtype is not BF16) or b.dtype is not dtype:
         if b.dtype is dtype or b.dtype not in (F16, BF16) or dtype not in (F16, BF16):
             raise TypeError(f"hgemm::{name} takes float16 or bfloat16 tensors, got {a.dtype} and {b.dtype}")
@@ -133,19 +136,21 @@ def _stream(device):
     return _torch_stream(torch, device) if device >= 0 else 0
 
 
-def _new_output(like, shape, dtype):
-    """(a new tensor of `shape` and dtype on like's device, its native view)."""
-    out = like.new_empty(shape, dtype=dtype)
+def _new_output(like, shape, dtype, device):
+    """(a new tensor of `shape` and dtype on like's device (ordinal `device`), its native view)."""
+    # new_empty takes a slower path when given a dtype: name it only when it differs.
+    out = like.new_empty(shape) if dtype is like.dtype else like.new_empty(shape, dtype=dtype)
     rows, cols = shape[-2], shape[-1]
-    vo = (out.data_ptr(), rows, cols, cols, 1, like.get_device(), _CODE[dtype])
+    vo = (out.data_ptr(), rows, cols, cols, 1, device, _CODE[dtype])
     if len(shape) == 3:
         vo += (shape[0], rows * cols)
     return out, vo
 
 
 def _launch(a, va, vb, shape, dtype, accum, kernel):
-    out, vo = _new_output(a, shape, dtype)
-    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel, False, False, _stream(va[5]))
+    device = va[5]
+    out, vo = _new_output(a, shape, dtype, device)
+    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel, False, False, _stream(device))
     return out
 
 
@@ -157,13 +162,14 @@ def _two_d_product(name, a, b, accum, kernel_id, out_dtype):
     return _launch(a, va, vb, (va[1], vb[2]), a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
 
 
-def _mm_cuda(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+# The CUDA kernels take their options by position too: the Autograd kernels call them so.
+def _mm_cuda(a, b, accum="f32", kernel_id="auto", out_dtype=None):
     if a.dim() != 2 or b.dim() != 2:
         _mm_shape(a, b, accum, kernel_id, out_dtype)  # raises the error naming the dimensions
     return _two_d_product("mm", a, b, accum, kernel_id, out_dtype)
 
 
-def _matmul_cuda(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
+def _matmul_cuda(a, b, accum="f32", kernel_id="auto", out_dtype=None):
     if a.dim() == 2 and b.dim() == 2:
         return _two_d_product("matmul", a, b, accum, kernel_id, out_dtype)
     shape = _matmul_shape(a, b, accum, kernel_id, out_dtype)
@@ -261,6 +267,7 @@ def _backward(ctx, grad):
 # directly, as the dispatcher would; every other call is redispatched, as register_autograd does.
 
 _AFTER_AUTOGRAD = torch._C._after_autograd_keyset
+_is_grad_enabled = torch._C.is_grad_enabled
 _CUDA_KEY = torch._C.DispatchKey.CUDA
 _NEXT_IS_CUDA = {}  # DispatchKeySet.raw_repr() -> whether the next kernel below autograd is CUDA's
 
@@ -294,10 +301,10 @@ def _register_autograd(name, cuda_kernel):
     Product.__name__ = Product.__qualname__ = f"HgemmBackward_{name}"
 
     def autograd_kernel(keyset, a, b, accum="f32", kernel_id="auto", out_dtype=None):
-        if torch._C.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+        if _is_grad_enabled() and (a.requires_grad or b.requires_grad):
             return Product.apply(a, b, accum, kernel_id, out_dtype, keyset)
         if _next_is_cuda(keyset):
-            return cuda_kernel(a, b, accum=accum, kernel_id=kernel_id, out_dtype=out_dtype)
+            return cuda_kernel(a, b, accum, kernel_id, out_dtype)
         return below_autograd(keyset, a, b, accum, kernel_id, out_dtype)
 
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
@@ -347,25 +354,25 @@ def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_a
     b, vb = _view(b)
     shape = (va[1], vb[2])
     dtype = a.dtype if out_dtype is None else out_dtype
-    out, vo = _new_output(a, shape, dtype)
+    out, vo = _new_output(a, shape, dtype, va[5])
     vbias = aux = vaux = None
     if bias is not None:
         if not bias.is_contiguous():
             bias = bias.contiguous()
         vbias = (bias.data_ptr(), len(bias), 1, bias.get_device(), _CODE[bias.dtype])
     if with_aux:
-        aux, vaux = _new_output(a, shape, dtype)
+        aux, vaux = _new_output(a, shape, dtype, va[5])
     # The epilogue's arguments by position: keywords cost the binding a lookup each.
     _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel_id, False, False, _stream(va[5]), vbias, "n", activation, vaux)
     return (out, aux) if with_aux else out
 
 
-def _addmm_cuda(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+def _addmm_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
     _addmm_shape("addmm", bias, a, b, activation, accum, kernel_id, out_dtype)
     return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, False)
 
 
-def _addmm_aux_cuda(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+def _addmm_aux_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
     _addmm_shape("_addmm_aux", bias, a, b, activation, accum, kernel_id, out_dtype)
     return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, True)
 
@@ -467,12 +474,10 @@ def _register_addmm_autograd(name, cuda_kernel, with_aux):
     op = getattr(torch.ops.hgemm, name).default
 
     def autograd_kernel(keyset, bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
-        if torch._C.is_grad_enabled() and (a.requires_grad or b.requires_grad
-                                           or (bias is not None and bias.requires_grad)):
+        if _is_grad_enabled() and (a.requires_grad or b.requires_grad or (bias is not None and bias.requires_grad)):
             return _Addmm.apply(bias, a, b, activation, accum, kernel_id, out_dtype, keyset, with_aux)
         if _next_is_cuda(keyset):
-            return cuda_kernel(bias, a, b, activation=activation, accum=accum, kernel_id=kernel_id,
-                               out_dtype=out_dtype)
+            return cuda_kernel(bias, a, b, activation, accum, kernel_id, out_dtype)
         with torch._C._AutoDispatchBelowAutograd():
             return op.redispatch(keyset & _AFTER_AUTOGRAD, bias, a, b, activation=activation, accum=accum,
                                  kernel_id=kernel_id, out_dtype=out_dtype)
@@ -531,7 +536,7 @@ def _grouped_mm_cuda(a, b, offs=None, m_valid=None, *, out_dtype=None):
     if sizes is None:  # a plain batch: the batched matmul
         return _launch(a, va, vb, shape, dtype, "f32", "auto")
     sizes = sizes.contiguous()
-    out, vo = _new_output(a, shape, dtype)
+    out, vo = _new_output(a, shape, dtype, va[5])
     _grouped_gemm_views(va, vb, vo, (sizes.data_ptr(), sizes.shape[0], sizes.get_device()), m_valid is not None,
                         _stream(va[5]))
     return out
