@@ -46,14 +46,18 @@ int choose_splits(const WholeTiles& one) {
 /// Cluster split-K, for C with too few tiles to fill the GPU: the splits of each tile run as one
 /// cluster, at most kMaxClusterSplits CTAs (the portable cluster size), and their sums meet in
 /// distributed shared memory, with no workspace, flags or second pass. Splits: as many as the SMs
-/// allow per tile, each at least 2 slices deep; 0 (not this way) when C has enough tiles, or when
-/// both would allow more than kMaxClusterSplits (deep K over very few tiles: split-K or stream-K
-/// spread it wider). Against few-tile stream-K, too few splits lose, so there the cluster path
-/// needs kMinClusterSplits (measured: docs/ladder.md#cluster-split-k).
-constexpr int kMinClusterSplits = 4;
-int choose_cluster_splits(const WholeTiles& one) {
+/// allow per tile, each at least 2 slices deep; 0 (not this way) when C has enough tiles. When
+/// both would allow more than kMaxClusterSplits (very few tiles), the swapped kernels still take
+/// kMaxClusterSplits as long as each split stays at most kMaxClusterSplitSlices deep, which beats
+/// their split-K and stream-K; a deeper K, and the other kernels, go to stream-K or split-K, which
+/// spread it wider. Against few-tile stream-K, too few splits lose, so there the cluster path needs
+/// kMinClusterSplits (measured: docs/ladder.md#cluster-split-k).
+constexpr int kMinClusterSplits = 4, kMaxClusterSplitSlices = 32;
+int choose_cluster_splits(const WholeTiles& one, bool swapped) {
   if (one.tiles * 2 > one.clusters) return 0;
-  const int splits = std::min(one.clusters / one.tiles, one.slices / 2);
+  int splits = std::min(one.clusters / one.tiles, one.slices / 2);
+  if (swapped && one.slices <= engine::kMaxClusterSplits * kMaxClusterSplitSlices)
+    splits = std::min(splits, engine::kMaxClusterSplits);
   return splits >= 2 && splits <= engine::kMaxClusterSplits ? splits : 0;
 }
 
@@ -109,7 +113,7 @@ EngineChoice persistent_choice(KernelShape shape, std::int64_t m, std::int64_t n
   if (cluster == 1 && k > 0) {
     // Cluster split-K with as many splits as fit one cluster per tile at once.
     const int least = swapped && bn < kSwappedStreamKMinColumns ? 2 : kMinClusterSplits;
-    int splits = choose_cluster_splits(one);
+    int splits = choose_cluster_splits(one, swapped);
     while (splits >= least && d.clusters[splits] < one.tiles) --splits;
     if (splits >= least) return {shape, Scheduler::ClusterSplitK, splits, 0};
   }

@@ -219,6 +219,10 @@ std::vector<Case> build_tile_choice_cases() {
   { Case& c = add(32, 3700, 777); c.ldc_pad = 3, c.lda_pad = 8, c.beta = -0.5f; }
   { Case& c = add(17, 16001, 200); c.fill = ref::Fill::SmallInts, c.exact = true, c.beta = 1.f; }
   { Case& c = add(5, 6000, 4100); c.op_b = Op::N, c.ldb_pad = 1, c.alpha = 2.f; }
+  // Few tiles over a deep K on the swapped persistent kernels: 8 tiles of 128×32 and of 128×16
+  // (A and B repacked: lda = ldb = 2500), each tile's 63 or 40 slices as one cluster of 8 splits.
+  { Case& c = add(32, 1000, 4000); c.alpha = 0.5f, c.beta = -1.f; }
+  { Case& c = add(9, 900, 2500); c.fill = ref::Fill::SmallInts, c.exact = true; }
   std::uint64_t seed = 2001;
   for (Case& c : cases) c.seed = seed++;
   return cases;
