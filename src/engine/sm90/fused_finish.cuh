@@ -1,0 +1,226 @@
+// The fused epilogue on one consumer warpgroup's accumulators (Output::epi: bias, activation,
+// aux, scales): finish_accumulators turns them into D's finished values in place, before any
+// store path of epilogue.cuh writes them as they are (Output::finished).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <type_traits>
+
+#include "common/fused_epilogue.cuh"
+#include "common/sm90/accumulators.cuh"
+#include "engine/sm90/params.h"
+#include "engine/sm90/stores.cuh"
+
+namespace hgemm::detail::engine {
+
+using namespace sm90;
+
+/// Bytes of scratch finish_accumulators needs per warpgroup: each warp's 16 rows × 64 floats.
+constexpr int kFinishScratchBytes = 4 * 16 * 64 * 4;
+
+/// Whether the fused epilogue is a bias, an aux and an activation at most (a Linear layer, its
+/// activation and what the backward pass keeps): no C or scales. finish_accumulators applies it
+/// in registers.
+__device__ __forceinline__ bool in_registers_only(const Output& o) {
+  const FusedEpilogue& e = o.epi;
+  return o.beta == 0.f && !e.row_scale && !e.col_scale;
+}
+
+/// The pre-activation values in f32 accumulators (unswapped) → aux of type A, pair by pair: each
+/// quad of lanes writes 8 consecutive columns of a row.
+template <typename A, int N>
+__device__ __forceinline__ void store_aux_from_registers(const FusedEpilogue& e, int b, std::int64_t rows,
+                                                         std::int64_t cols, std::int64_t row0, std::int64_t col0,
+                                                         const float* d) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
+  if (row >= rows) return;  // and so is row + 8
+  A* const top = static_cast<A*>(e.aux) + b * e.stride_aux + row * e.ldaux + col;
+  A* const bottom = top + 8 * e.ldaux;
+  const bool bottom_in = row + 8 < rows;
+#pragma unroll
+  for (int q = 0; q < N / 4; ++q) {
+    if (q % 2 && !bottom_in) continue;
+    const float2 z = accumulator_pair(d, q);
+    const int c = (q / 2) * 8;
+    A* at = (q % 2 ? bottom : top) + c;
+    if (col + c < cols) at[0] = convert_to<A>(z.x);
+    if (col + c + 1 < cols) at[1] = convert_to<A>(z.y);
+  }
+}
+
+/// alpha·acc + bias on f32 accumulators, unswapped, pair by pair in registers. The product rounds
+/// before the bias is added (__fmul_rn), as in finish_element; no bias adds -0 (x + -0 = x). A
+/// bias along N is first staged by each warp in its own 2 KB of `scratch` (the rows it stages
+/// for a TMA store), N values in one round of coalesced loads: read straight from global memory,
+/// a thread's 64 values came in register-limited batches, each waiting out the L2's latency.
+template <typename B, int N>
+__device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, std::int64_t rows, std::int64_t cols,
+                                                      std::int64_t row0, std::int64_t col0, float* d,
+                                                      float* scratch) {
+  const FusedEpilogue& e = o.epi;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const B* bias = static_cast<const B*>(e.bias) + (e.bias ? b * e.stride_bias : 0);
+  auto value = [&](std::int64_t i, bool inside) {
+    inside = inside && e.bias;
+    if constexpr (std::is_same_v<B, float>)
+      return inside ? bias[i] : -0.f;
+    else if constexpr (std::is_same_v<B, __half>)
+      return inside ? __half2float(bias[i]) : -0.f;
+    else
+      return inside ? __bfloat162float(bias[i]) : -0.f;
+  };
+  if (e.bias_per_row) {
+    const std::int64_t top = row0 + warp * 16 + lane / 4;
+    const float bias_top = value(top, top < rows), bias_bottom = value(top + 8, top + 8 < rows);
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q) {
+      const float2 v = accumulator_pair(d, q);
+      const float add = q % 2 ? bias_bottom : bias_top;
+      set_accumulator_pair(d, q, make_float2(__fmul_rn(o.alpha, v.x) + add, __fmul_rn(o.alpha, v.y) + add));
+    }
+    return;
+  }
+  static_assert(N <= 512, "a warp's 512 floats of scratch");
+  float* staged = scratch + 512 * warp;
+#pragma unroll
+  for (int i = lane; i < N; i += 32) staged[i] = value(col0 + i, col0 + i < cols);
+  __syncwarp();
+#pragma unroll
+  for (int jj = 0; jj < N / 8; ++jj) {  // pairs 2jj (row lane/4) and 2jj + 1 (8 rows down) share columns
+    const float2 add = *reinterpret_cast<const float2*>(staged + 8 * jj + 2 * (lane % 4));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float2 v = accumulator_pair(d, 2 * jj + h);
+      set_accumulator_pair(d, 2 * jj + h,
+                           make_float2(__fmul_rn(o.alpha, v.x) + add.x, __fmul_rn(o.alpha, v.y) + add.y));
+    }
+  }
+  __syncwarp();  // the warp's stores may stage into these bytes next
+}
+
+/// The activation ACT on every f32 accumulator, unrolled: independent values, so the tensor
+/// cores wait only for the arithmetic, not for its latency.
+template <Activation ACT, int N>
+__device__ __forceinline__ void activate_in_registers(float* d) {
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) d[i] = activate(ACT, d[i]);
+}
+
+/// The fused epilogue applied to one warpgroup's m64nN accumulators in place, for the tile at
+/// (row0, col0) of product b of the `rows` × `cols` problem the kernel runs (TRANSPOSED: its
+/// (r, c) is D(c, r)): afterwards they hold alpha·acc + beta·C → bias → aux → activation →
+/// scales (finish_element's steps), for any store path with Output::finished(). o is the launch's
+/// (read where it lies, not copied: the accumulators leave few registers).
+///
+/// Without C and scales it is applied in registers (add_bias_in_registers,
+/// store_aux_from_registers, activate_in_registers). Otherwise the values go through `scratch` (kFinishScratchBytes) 64 columns at a time, so that each lane
+/// owns whole columns of D: it walks down its columns, loading a column's bias and scale once,
+/// while consecutive lanes touch consecutive columns of C, aux and the vectors. Two rolled
+/// passes per chunk: the pre-activation (C, bias, aux: one copy of the type switches) and, when
+/// there is one, the activation and scales (one copy per activation). Five activations unrolled
+/// over the accumulators in each of the engine's kernels would be a lot of code and compile time.
+/// Each warp uses only the part of the scratch it stages itself for a TMA store
+/// (finish_scratch_float), so nothing but the warp waits between this and the store. The caller
+/// makes the scratch free.
+template <int N, bool TRANSPOSED, typename Reg>
+__device__ __forceinline__ void finish_accumulators(const Output& o, int b, std::int64_t rows, std::int64_t cols,
+                                                    std::int64_t row0, std::int64_t col0, Reg* d, float* scratch) {
+  if constexpr (!TRANSPOSED && std::is_same_v<Reg, float>) {
+    if (in_registers_only(o)) {
+      switch (o.epi.bias_type) {
+        case DataType::F16: add_bias_in_registers<__half, N>(o, b, rows, cols, row0, col0, d, scratch); break;
+        case DataType::BF16: add_bias_in_registers<__nv_bfloat16, N>(o, b, rows, cols, row0, col0, d, scratch); break;
+        default: add_bias_in_registers<float, N>(o, b, rows, cols, row0, col0, d, scratch); break;
+      }
+      if (o.epi.aux) switch (o.epi.aux_type) {
+          case DataType::F16: store_aux_from_registers<__half, N>(o.epi, b, rows, cols, row0, col0, d); break;
+          case DataType::BF16: store_aux_from_registers<__nv_bfloat16, N>(o.epi, b, rows, cols, row0, col0, d); break;
+          default: store_aux_from_registers<float, N>(o.epi, b, rows, cols, row0, col0, d); break;
+        }
+      switch (o.epi.act) {
+        case Activation::ReLU: return activate_in_registers<Activation::ReLU, N>(d);
+        case Activation::GELU: return activate_in_registers<Activation::GELU, N>(d);
+        case Activation::GELUTanh: return activate_in_registers<Activation::GELUTanh, N>(d);
+        case Activation::SiLU: return activate_in_registers<Activation::SiLU, N>(d);
+        default: return;
+      }
+    }
+  }
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  auto at = [&](int rr, int cc) { return scratch + finish_scratch_float(warp, rr, cc); };
+  constexpr int kCols = N < 64 ? N : 64, kChunks = N / kCols, kChunkPairs = kCols / 4;
+  static_assert(kCols % 8 == 0 && kCols <= 64);
+  const std::int64_t first_row = row0 + 16 * warp;
+  const FusedEpilogue& e = o.epi;
+  const bool post = e.act != Activation::None || e.row_scale || e.col_scale;
+  // Pair q of the wgmma fragment (for_each_accumulator_pair): row lane/4 + 8(q % 2) of the warp's
+  // 16, column 8(q / 2) + 2(lane % 4) of the tile; chunk j holds pairs [kCols/4·j, kCols/4·(j+1)).
+  auto pair_row = [&](int q) { return lane / 4 + 8 * (q % 2); };
+  auto pair_col = [&](int q) { return (q / 2) * 8 % kCols + 2 * (lane % 4); };
+  // A lane's share of the chunk: tile column tc (D's column, or D's row when transposed) from
+  // tile row r0 on, every `step` rows; each visit(rr, cc, D's row, D's column).
+  constexpr int kLanesPerRow = TRANSPOSED ? 16 : kCols;  // along D's rows: tile rows if transposed
+  auto walk = [&](std::int64_t first_col, auto&& visit) {
+    const int valid_rows = static_cast<int>(rows - first_row < 16 ? rows - first_row : 16);
+    const int valid_cols = static_cast<int>(cols - first_col < kCols ? cols - first_col : kCols);
+    if constexpr (!TRANSPOSED) {  // lanes along a row of D: column cc, rows r0, r0 + step, ...
+      constexpr int kStep = 32 / kLanesPerRow > 0 ? 32 / kLanesPerRow : 1;
+      for (int cc = lane % kCols; cc < kCols; cc += 32) {
+        if (cc >= valid_cols) break;
+#pragma unroll 2
+        for (int rr = lane / kCols; rr < valid_rows; rr += kStep) visit(rr, cc, first_row + rr, first_col + cc);
+      }
+    } else {  // lanes along D's row: tile row rr (D's column), tile columns (D's rows) cc0, cc0 + 2, ...
+      const int rr = lane % 16;
+      if (rr >= valid_rows) return;
+#pragma unroll 2
+      for (int cc = lane / 16; cc < valid_cols; cc += 2) visit(rr, cc, first_col + cc, first_row + rr);
+    }
+  };
+  (void)kLanesPerRow;
+
+  // Unrolled over the chunks: while a chunk's values wait in shared memory, their registers are
+  // free for the loop (at 168 registers, 128 of them accumulators, it needs them).
+#pragma unroll
+  for (int j = 0; j < kChunks; ++j) {
+#pragma unroll
+    for (int q = j * kChunkPairs; q < (j + 1) * kChunkPairs; ++q)
+      *reinterpret_cast<float2*>(at(pair_row(q), pair_col(q))) = accumulator_pair(d, q);
+    __syncwarp();
+    const std::int64_t first_col = col0 + j * kCols;
+    walk(first_col, [&](int rr, int cc, std::int64_t dr, std::int64_t dc) {
+      float* x = at(rr, cc);
+      float z = __fmul_rn(o.alpha, *x);
+      if (o.beta != 0.f) z = fmaf(o.beta, load_element(o.c, o.c_type, b * o.stride_c + dr * o.ldc + dc), z);
+      *x = pre_activation(e, b, dr, dc, z);
+    });
+    if (post) {
+      auto finish = [&](auto act) {
+        walk(first_col, [&](int rr, int cc, std::int64_t dr, std::int64_t dc) {
+          float* x = at(rr, cc);
+          float v = activate(decltype(act)::value, *x);
+          if (e.row_scale) v *= e.row_scale[b * e.stride_row_scale + dr];
+          if (e.col_scale) v *= e.col_scale[b * e.stride_col_scale + dc];
+          *x = v;
+        });
+      };
+      switch (e.act) {
+        case Activation::ReLU: finish(std::integral_constant<Activation, Activation::ReLU>{}); break;
+        case Activation::GELU: finish(std::integral_constant<Activation, Activation::GELU>{}); break;
+        case Activation::GELUTanh: finish(std::integral_constant<Activation, Activation::GELUTanh>{}); break;
+        case Activation::SiLU: finish(std::integral_constant<Activation, Activation::SiLU>{}); break;
+        default: finish(std::integral_constant<Activation, Activation::None>{}); break;
+      }
+    }
+    __syncwarp();
+    // Each lane reads back the pairs it staged: the next chunk's staging by the same lane waits for nothing.
+#pragma unroll
+    for (int q = j * kChunkPairs; q < (j + 1) * kChunkPairs; ++q)
+      set_accumulator_pair(d, q, *reinterpret_cast<const float2*>(at(pair_row(q), pair_col(q))));
+  }
+  __syncwarp();  // the scratch is free again for the warp's own stores
+}
+
+}  // namespace hgemm::detail::engine
