@@ -158,6 +158,19 @@ std::vector<MatmulCase> build_matmul_cases() {
     MatmulCase& c = add("batch", 7, 300, 130, Op::T, Op::N);
     c.batch = 3, c.c_mode = CMode::InPlace, c.beta = 1.f;
   }
+  // Batches of many small products with a short K: a shared A, ragged products, C in place.
+  {
+    MatmulCase& c = exact(add("batch", 64, 64, 63, Op::N, Op::T));
+    c.batch = 200, c.repeat_a = true, c.beta = 1.f;
+  }
+  {
+    MatmulCase& c = add("batch", 65, 70, 200, Op::T, Op::T);
+    c.batch = 160, c.alpha = 0.5f, c.beta = -1.f, c.ldd_pad = 3;
+  }
+  {
+    MatmulCase& c = add("batch", 130, 64, 64);
+    c.batch = 70, c.c_mode = CMode::InPlace, c.beta = 0.5f;
+  }
   {
     MatmulCase& c = add("batch", 127, 129, 129);
     c.batch = 0, c.beta = 0.5f;

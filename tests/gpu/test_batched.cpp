@@ -50,6 +50,10 @@ std::vector<BatchCase> batch_cases() {
     out.push_back({"skinny.m16_mma_nt", Accum::F16, Op::N, Op::T, 7, 300, 130, batch, batch != 3, batch == 3, true});
     out.push_back({"auto", Accum::F16, Op::N, Op::N, 300, 200, 500, batch, batch == 64, false, true});
   }
+  // Many small products with a short K (the persistent kernels over many tiles on Hopper).
+  out.push_back({"auto", Accum::F32, Op::N, Op::T, 64, 64, 64, 300, false, false, true});
+  out.push_back({"auto", Accum::F16, Op::T, Op::T, 130, 70, 200, 100, false, true});
+  out.push_back({"engine.sm90", Accum::F32, Op::T, Op::N, 33, 200, 256, 150, false, false});
   for (const char* kernel : {"auto", "engine.sm90"})
     for (std::int64_t batch : {3, 64}) {
       out.push_back({kernel, Accum::F32, Op::N, Op::N, 37, 129, 41, batch, true, false, false, true});
