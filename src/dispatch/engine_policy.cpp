@@ -142,13 +142,22 @@ KernelShape tile_per_cta_shape(const Matmul& p, const Device& d) {
   return KernelShape::Tile64x16;
 }
 
-/// Whether a tile per CTA runs p faster than the persistent kernels: C with fewer 128×128 tiles
-/// than SMs, except the swapped shapes it does not take (M ≤ 64 with op(A) = N, unless M > 32 and
-/// K ≤ 4096) and a long K over a C too small even for 64×16 tiles (persistent split-K spreads
+/// Products at most 64 columns wide over a long K, with enough 128×64 tiles to fill the SMs: a
+/// persistent tile (128 columns) would compute twice the columns there are, while the store a
+/// tile per CTA does from registers stays small next to the k-loop; over a shorter K the
+/// persistent 128×128 tiles win (measured: docs/ladder.md#small-tiles).
+constexpr std::int64_t kTileMaxNarrowColumns = 64, kTileMinNarrowDepth = 2048;
+
+/// Whether a tile per CTA runs p faster than the persistent kernels: a narrow C over a long K;
+/// C with fewer 128×128 tiles than SMs, except the swapped shapes it does not take (M ≤ 64 with
+/// op(A) = N, unless M > 32 and K ≤ 4096) and a long K over a C too small even for 64×16 tiles (persistent split-K spreads
 /// it wider); and the decode shapes it runs swapped in one wave (measured:
 /// docs/ladder.md#small-tiles, #decode-shapes).
 bool tile_per_cta_suits(const Matmul& p, const Device& d) {
   if (p.batch == 1 && runs_swapped(p) && p.m <= kSwappedTileMaxRows && swapped_tile_rows(p.n, d.sms) > 0) return true;
+  if (p.n <= kTileMaxNarrowColumns && p.k >= kTileMinNarrowDepth && !runs_swapped(p) &&
+      tiles(p.m, p.n, 128, 64) * p.batch >= d.sms)
+    return true;
   if (tiles(p.m, p.n, 128, 128) * p.batch >= d.sms) return false;
   if (runs_swapped(p) && !(p.m > 32 && p.k <= 4096)) return false;
   const std::int64_t smallest = p.op_b == Op::N ? tiles(p.m, p.n, 64, 64) : tiles(p.m, p.n, 64, 16);
@@ -156,8 +165,9 @@ bool tile_per_cta_suits(const Matmul& p, const Device& d) {
 }
 
 /// M ≤ 128 (unswapped) takes single 128×128 CTAs: a pair stacked along M would leave one idle
-/// (measured: docs/ladder.md#decode-shapes).
-constexpr std::int64_t kNarrowMaxM = 128;
+/// (measured: docs/ladder.md#decode-shapes). So does N ≤ 128: a 256-wide tile would compute
+/// twice the columns there are (measured: docs/ladder.md#small-tiles).
+constexpr std::int64_t kNarrowMaxM = 128, kNarrowMaxN = 128;
 
 }  // namespace
 
@@ -173,7 +183,8 @@ engine::Plan plan_engine(const Matmul& p, const Device& d) {
   if (tile_per_cta_suits(p, d)) {
     choice = {tile_per_cta_shape(p, d), Scheduler::TilePerCta, 1, 0};
   } else if (!runs_swapped(p)) {
-    choice = persistent_choice(p.m <= kNarrowMaxM ? KernelShape::Narrow : KernelShape::Wide, p.m, p.n, p.k, d, p.batch);
+    const bool narrow = p.m <= kNarrowMaxM || p.n <= kNarrowMaxN;
+    choice = persistent_choice(narrow ? KernelShape::Narrow : KernelShape::Wide, p.m, p.n, p.k, d, p.batch);
   } else {
     const KernelShape shape = p.m <= 16 ? KernelShape::Skinny16 : p.m <= 32 ? KernelShape::Skinny32 : KernelShape::Skinny64;
     choice = persistent_choice(shape, p.n, p.m, p.k, d, p.batch);  // the swapped problem

@@ -92,6 +92,13 @@ std::vector<Row> rows() {
       add(s, oa, ob, Accum::F32, DataType::F16, DataType::F16);
       out.back().batch = s.batch;
     }
+  // Narrow products (N ≤ 128): 128×128 persistent tiles, or a tile per CTA over a long K.
+  for (const bench::Shape& s : bench::parse_shapes("1024x64x4096,1024x64x1024,1024x128x1024,1024x128x256")) {
+    add(s, Op::N, Op::N, Accum::F32, DataType::F16, DataType::F16);
+    out.back().batch = 64;
+  }
+  for (const bench::Shape& s : bench::parse_shapes("16384x64x4096,65536x64x1024,16384x128x4096"))
+    add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
   for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,8x4096x4096")) {
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
     out.back().offset = 2;
