@@ -119,9 +119,10 @@ std::vector<Shape> suite_shapes(const std::string& name) {
     add({2048, 2048, 2048, 2049});
     return s;
   }
-  if (name == "batched")  // attention-sized heads, many small products, and a few large ones
+  if (name == "batched")  // attention-sized heads (scores and P·V), many small products, and a few large ones
     return {{64, 64, 64, 0, 1024},  {256, 256, 256, 0, 256}, {1024, 1024, 128, 0, 32},
-            {512, 512, 64, 0, 512}, {4096, 4096, 512, 0, 8},  {4096, 4096, 4096, 0, 4}};
+            {512, 512, 64, 0, 512}, {4096, 4096, 512, 0, 8},  {4096, 4096, 4096, 0, 4},
+            {1024, 64, 1024, 0, 128}};
   if (name == "grouped")  // MoE layers (groups, rows in all, N, K): prefill, many experts, decode; grouped_rows
     return {{16384, 4096, 7168, 0, 1, 8}, {32768, 2048, 4096, 0, 1, 64}, {4096, 1536, 2048, 0, 1, 128},
             {64, 4096, 7168, 0, 1, 8}};
