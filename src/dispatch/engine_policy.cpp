@@ -150,9 +150,9 @@ constexpr std::int64_t kTileMaxNarrowColumns = 64, kTileMinNarrowDepth = 2048;
 
 /// Whether a tile per CTA runs p faster than the persistent kernels: a narrow C over a long K;
 /// C with fewer 128×128 tiles than SMs, except the swapped shapes it does not take (M ≤ 64 with
-/// op(A) = N, unless M > 32 and K ≤ 4096) and a long K over a C too small even for 64×16 tiles (persistent split-K spreads
-/// it wider); and the decode shapes it runs swapped in one wave (measured:
-/// docs/ladder.md#small-tiles, #decode-shapes).
+/// op(A) = N, unless M > 32 and K ≤ 4096) and a long K over a C too small even for 64×16 tiles
+/// (persistent split-K spreads it wider); and the decode shapes it runs swapped in one wave
+/// (measured: docs/ladder.md#small-tiles, #decode-shapes).
 bool tile_per_cta_suits(const Matmul& p, const Device& d) {
   if (p.batch == 1 && runs_swapped(p) && p.m <= kSwappedTileMaxRows && swapped_tile_rows(p.n, d.sms) > 0) return true;
   if (p.n <= kTileMaxNarrowColumns && p.k >= kTileMinNarrowDepth && !runs_swapped(p) &&
