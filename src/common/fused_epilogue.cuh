@@ -30,19 +30,21 @@ __device__ __forceinline__ void store_typed(void* base, DataType t, std::int64_t
   }
 }
 
-/// The activations in f32 with the accurate library functions (erff, tanhf, expf; 2 ulp): the
-/// epilogue runs once per element, so their cost hides behind the product's. SiLU divides with
-/// __fdividef (2 ulp; 0 once 1 + e^-z passes 2^126, where z·sigmoid(z) is below 10^-36): IEEE
-/// division's slow path needs registers that kernels holding 128 accumulators do not have.
+/// The activations in f32. GELU uses the accurate erff (2 ulp). The tanh form and SiLU are
+/// sigmoids, z·sigmoid(2u) = 0.5·z·(1 + tanh(u)) and z·sigmoid(z), computed as z / (1 + 2^(-x·log2 e))
+/// with exp2f (2 ulp) and __fdividef (2 ulp; 0 once 1 + 2^… passes 2^126, where the result is below
+/// 10^-36): a chain of six operations where tanhf's has about twenty, which matters because the
+/// epilogue runs while the tensor cores wait; and, unlike 1 + tanh(u) for negative z, no cancellation.
+/// IEEE division's slow path needs registers that kernels holding 128 accumulators do not have.
 __device__ __forceinline__ float activate(Activation a, float z) {
   switch (a) {
     case Activation::ReLU: return z < 0.f ? 0.f : z;  // NaN < 0 is false: NaN passes
     case Activation::GELU: return 0.5f * z * (1.f + erff(z * 0.70710678118654752f));
-    case Activation::GELUTanh: {
-      const float u = 0.79788456080286536f * fmaf(0.044715f * z, z * z, z);
-      return 0.5f * z * (1.f + tanhf(u));
+    case Activation::GELUTanh: {  // 2u·log2 e, u = sqrt(2/π)·(z + 0.044715·z³)
+      const float x = 2.3022081981f * fmaf(0.044715f * z, z * z, z);
+      return __fdividef(z, 1.f + exp2f(-x));
     }
-    case Activation::SiLU: return __fdividef(z, 1.f + expf(-z));
+    case Activation::SiLU: return __fdividef(z, 1.f + exp2f(-1.4426950409f * z));
     default: return z;
   }
 }

@@ -81,17 +81,6 @@ __device__ __forceinline__ void copy_chunk_rows(const Output& o, const std::uint
   }
 }
 
-/// Two values of D's type as one aligned store.
-template <typename D>
-__device__ __forceinline__ void store_pair(D* at, float x, float y) {
-  if constexpr (std::is_same_v<D, float>)
-    *reinterpret_cast<float2*>(at) = make_float2(x, y);
-  else if constexpr (std::is_same_v<D, __half>)
-    *reinterpret_cast<__half2*>(at) = __floats2half2_rn(x, y);
-  else
-    *reinterpret_cast<__nv_bfloat162*>(at) = __floats2bfloat162_rn(x, y);
-}
-
 /// Whether a register store of the N columns from col0 needs no per-element check: beta = 0 and
 /// every column pair inside D and aligned for one store (the fragment's pairs start on even columns).
 template <int N>

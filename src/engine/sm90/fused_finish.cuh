@@ -27,8 +27,17 @@ __device__ __forceinline__ bool in_registers_only(const Output& o) {
   return o.beta == 0.f && !e.row_scale && !e.col_scale;
 }
 
-/// The pre-activation values in f32 accumulators (unswapped) → aux of type A, pair by pair: each
-/// quad of lanes writes 8 consecutive columns of a row.
+/// Whether finish_accumulators applies the epilogue in registers (f32 accumulators of an
+/// unswapped kernel, in_registers_only), touching only the warp's own rows of its scratch.
+template <bool TRANSPOSED, typename Reg>
+__device__ __forceinline__ bool finishes_in_registers(const Output& o) {
+  return !TRANSPOSED && std::is_same_v<Reg, float> && in_registers_only(o);
+}
+
+/// The pre-activation values in f32 accumulators (unswapped) → aux of type A: each quad of lanes
+/// writes 8 consecutive columns of a row, a pair per lane. Where the tile's columns are inside D
+/// and aux's pairs aligned, one store per pair (store_pair), else one per value. (A quad transpose
+/// to 16-byte stores was tried: its shuffles made ptxas spill 3 KB in the 256-wide kernels.)
 template <typename A, int N>
 __device__ __forceinline__ void store_aux_from_registers(const FusedEpilogue& e, int b, std::int64_t rows,
                                                          std::int64_t cols, std::int64_t row0, std::int64_t col0,
@@ -36,9 +45,20 @@ __device__ __forceinline__ void store_aux_from_registers(const FusedEpilogue& e,
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
   if (row >= rows) return;  // and so is row + 8
-  A* const top = static_cast<A*>(e.aux) + b * e.stride_aux + row * e.ldaux + col;
+  A* const base = static_cast<A*>(e.aux) + b * e.stride_aux;
+  A* const top = base + row * e.ldaux + col;
   A* const bottom = top + 8 * e.ldaux;
   const bool bottom_in = row + 8 < rows;
+  const bool pairs = col0 + N <= cols && e.ldaux % 2 == 0 && reinterpret_cast<std::uintptr_t>(base) % (2 * sizeof(A)) == 0;
+  if (pairs) {
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q) {
+      if (q % 2 && !bottom_in) continue;
+      const float2 z = accumulator_pair(d, q);
+      store_pair<A>((q % 2 ? bottom : top) + (q / 2) * 8, z.x, z.y);
+    }
+    return;
+  }
 #pragma unroll
   for (int q = 0; q < N / 4; ++q) {
     if (q % 2 && !bottom_in) continue;
@@ -128,7 +148,7 @@ template <int N, bool TRANSPOSED, typename Reg>
 __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std::int64_t rows, std::int64_t cols,
                                                     std::int64_t row0, std::int64_t col0, Reg* d, float* scratch) {
   if constexpr (!TRANSPOSED && std::is_same_v<Reg, float>) {
-    if (in_registers_only(o)) {
+    if (finishes_in_registers<TRANSPOSED, Reg>(o)) {
       switch (o.epi.bias_type) {
         case DataType::F16: add_bias_in_registers<__half, N>(o, b, rows, cols, row0, col0, d, scratch); break;
         case DataType::BF16: add_bias_in_registers<__nv_bfloat16, N>(o, b, rows, cols, row0, col0, d, scratch); break;

@@ -134,4 +134,15 @@ __device__ __forceinline__ void store_element(const Output& o, std::int64_t row,
   store_run<1>(o, row, col, &acc);
 }
 
+/// Two values of D's type as one aligned store.
+template <typename D>
+__device__ __forceinline__ void store_pair(D* at, float x, float y) {
+  if constexpr (std::is_same_v<D, float>)
+    *reinterpret_cast<float2*>(at) = make_float2(x, y);
+  else if constexpr (std::is_same_v<D, __half>)
+    *reinterpret_cast<__half2*>(at) = __floats2half2_rn(x, y);
+  else
+    *reinterpret_cast<__nv_bfloat162*>(at) = __floats2bfloat162_rn(x, y);
+}
+
 }  // namespace hgemm::detail::engine
