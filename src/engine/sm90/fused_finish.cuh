@@ -104,8 +104,18 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
   }
   static_assert(N <= 512, "a warp's 512 floats of scratch");
   float* staged = scratch + 512 * warp;
+  // Every load before the first store to shared memory: both are generic pointers, so a store
+  // between two loads would make the second wait for the first (ncu: one L2 round trip each).
+  constexpr int kPerLane = (N + 31) / 32;
+  float loaded[kPerLane];
 #pragma unroll
-  for (int i = lane; i < N; i += 32) staged[i] = value(col0 + i, col0 + i < cols);
+  for (int j = 0; j < kPerLane; ++j) {
+    const int i = lane + 32 * j;
+    loaded[j] = i < N ? value(col0 + i, col0 + i < cols) : 0.f;
+  }
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j)
+    if (lane + 32 * j < N) staged[lane + 32 * j] = loaded[j];
   __syncwarp();
 #pragma unroll
   for (int jj = 0; jj < N / 8; ++jj) {  // pairs 2jj (row lane/4) and 2jj + 1 (8 rows down) share columns
