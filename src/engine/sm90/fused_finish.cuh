@@ -36,8 +36,7 @@ __device__ __forceinline__ bool finishes_in_registers(const Output& o) {
 
 /// The pre-activation values in f32 accumulators (unswapped) → aux of type A: each quad of lanes
 /// writes 8 consecutive columns of a row, a pair per lane. Where the tile's columns are inside D
-/// and aux's pairs aligned, one store per pair (store_pair), else one per value. (A quad transpose
-/// to 16-byte stores was tried: its shuffles made ptxas spill 3 KB in the 256-wide kernels.)
+/// and aux's pairs aligned, one store per pair (store_pair), else one per value.
 template <typename A, int N>
 __device__ __forceinline__ void store_aux_from_registers(const FusedEpilogue& e, int b, std::int64_t rows,
                                                          std::int64_t cols, std::int64_t row0, std::int64_t col0,
@@ -105,7 +104,7 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
   static_assert(N <= 512, "a warp's 512 floats of scratch");
   float* staged = scratch + 512 * warp;
   // Every load before the first store to shared memory: both are generic pointers, so a store
-  // between two loads would make the second wait for the first (ncu: one L2 round trip each).
+  // between two loads would make the second wait for the first's round trip to L2.
   constexpr int kPerLane = (N + 31) / 32;
   float loaded[kPerLane];
 #pragma unroll
