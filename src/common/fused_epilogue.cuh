@@ -49,27 +49,48 @@ __device__ __forceinline__ float activate(Activation a, float z) {
   }
 }
 
-/// The epilogue of element (row, col) of product b of a batch, in two steps: pre_activation
-/// takes z = alpha·acc + beta·C(row, col) to Z = z + bias and writes aux; post_activation takes Z
-/// to act(Z)·row_scale·col_scale. Row and column are D's (a swapped kernel passes its (c, r)). e
-/// is the launch's (its vectors offset here by b, so that a kernel keeps no per-product copy in
-/// registers). finish_element is both.
+/// The epilogue of element (row, col) of product b of a batch (row and column are D's; a swapped
+/// kernel passes its (c, r)). e is the launch's (its vectors offset here by b, so that a kernel
+/// keeps no per-product copy in registers).
+///
+/// What it reads, the bias and the scales, comes apart from the arithmetic (ElementInputs), so
+/// that a caller finishing several elements issues every load before the first aux store: through
+/// generic pointers no load can pass an earlier store, and each would wait out the one before.
+/// Without a bias it adds -0 and without a scale it multiplies by 1, which change no value.
+struct ElementInputs {
+  float bias = -0.f, row_scale = 1.f, col_scale = 1.f;
+};
+__device__ __forceinline__ float bias_of(const FusedEpilogue& e, std::int64_t b, std::int64_t row, std::int64_t col) {
+  return e.bias ? load_typed(e.bias, e.bias_type, b * e.stride_bias + (e.bias_per_row ? row : col)) : -0.f;
+}
+__device__ __forceinline__ ElementInputs load_inputs(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
+                                                     std::int64_t col) {
+  ElementInputs in;
+  in.bias = bias_of(e, b, row, col);
+  if (e.row_scale) in.row_scale = e.row_scale[b * e.stride_row_scale + row];
+  if (e.col_scale) in.col_scale = e.col_scale[b * e.stride_col_scale + col];
+  return in;
+}
+
+/// The two steps: pre_activation takes z = alpha·acc + beta·C(row, col) to Z = z + bias and
+/// writes aux; post_activation takes Z to act(Z)·row_scale·col_scale.
 __device__ __forceinline__ float pre_activation(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
-                                                std::int64_t col, float z) {
-  if (e.bias) z += load_typed(e.bias, e.bias_type, b * e.stride_bias + (e.bias_per_row ? row : col));
+                                                std::int64_t col, float z, float bias) {
+  z += bias;
   if (e.aux) store_typed(e.aux, e.aux_type, b * e.stride_aux + row * e.ldaux + col, z);
   return z;
 }
-__device__ __forceinline__ float post_activation(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
-                                                std::int64_t col, float z) {
-  float v = activate(e.act, z);
-  if (e.row_scale) v *= e.row_scale[b * e.stride_row_scale + row];
-  if (e.col_scale) v *= e.col_scale[b * e.stride_col_scale + col];
-  return v;
+template <Activation ACT>
+__device__ __forceinline__ float post_activation(float z, float row_scale, float col_scale) {
+  return activate(ACT, z) * row_scale * col_scale;
+}
+__device__ __forceinline__ float finish_loaded(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
+                                               std::int64_t col, float z, const ElementInputs& in) {
+  return activate(e.act, pre_activation(e, b, row, col, z, in.bias)) * in.row_scale * in.col_scale;
 }
 __device__ __forceinline__ float finish_element(const FusedEpilogue& e, std::int64_t b, std::int64_t row,
                                                 std::int64_t col, float z) {
-  return post_activation(e, b, row, col, pre_activation(e, b, row, col, z));
+  return finish_loaded(e, b, row, col, z, load_inputs(e, b, row, col));
 }
 
 }  // namespace hgemm::detail

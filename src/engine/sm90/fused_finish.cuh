@@ -28,7 +28,7 @@ __device__ __forceinline__ bool in_registers_only(const Output& o) {
 }
 
 /// Whether finish_accumulators applies the epilogue in registers (f32 accumulators of an
-/// unswapped kernel, in_registers_only), touching only the warp's own rows of its scratch.
+/// unswapped kernel, in_registers_only), touching no shared memory: its scratch need not be free.
 template <bool TRANSPOSED, typename Reg>
 __device__ __forceinline__ bool finishes_in_registers(const Output& o) {
   return !TRANSPOSED && std::is_same_v<Reg, float> && in_registers_only(o);
@@ -71,13 +71,13 @@ __device__ __forceinline__ void store_aux_from_registers(const FusedEpilogue& e,
 
 /// alpha·acc + bias on f32 accumulators, unswapped, pair by pair in registers. The product rounds
 /// before the bias is added (__fmul_rn), as in finish_element; no bias adds -0 (x + -0 = x). A
-/// bias along N is first staged by each warp in its own 2 KB of `scratch` (the rows it stages
-/// for a TMA store), N values in one round of coalesced loads: read straight from global memory,
-/// a thread's 64 values came in register-limited batches, each waiting out the L2's latency.
+/// bias along N comes in one round of coalesced loads, column col0 + lane + 32j in lane `lane`'s
+/// `loaded[j]`, and each lane takes its pairs' values from the lanes holding them by shuffles:
+/// nothing goes through shared memory, so the epilogue never waits for the previous tile's TMA
+/// stores to read their buffers.
 template <typename B, int N>
 __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, std::int64_t rows, std::int64_t cols,
-                                                      std::int64_t row0, std::int64_t col0, float* d,
-                                                      float* scratch) {
+                                                      std::int64_t row0, std::int64_t col0, float* d) {
   const FusedEpilogue& e = o.epi;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const B* bias = static_cast<const B*>(e.bias) + (e.bias ? b * e.stride_bias : 0);
@@ -101,10 +101,6 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
     }
     return;
   }
-  static_assert(N <= 512, "a warp's 512 floats of scratch");
-  float* staged = scratch + 512 * warp;
-  // Every load before the first store to shared memory: both are generic pointers, so a store
-  // between two loads would make the second wait for the first's round trip to L2.
   constexpr int kPerLane = (N + 31) / 32;
   float loaded[kPerLane];
 #pragma unroll
@@ -113,12 +109,11 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
     loaded[j] = i < N ? value(col0 + i, col0 + i < cols) : 0.f;
   }
 #pragma unroll
-  for (int j = 0; j < kPerLane; ++j)
-    if (lane + 32 * j < N) staged[lane + 32 * j] = loaded[j];
-  __syncwarp();
-#pragma unroll
   for (int jj = 0; jj < N / 8; ++jj) {  // pairs 2jj (row lane/4) and 2jj + 1 (8 rows down) share columns
-    const float2 add = *reinterpret_cast<const float2*>(staged + 8 * jj + 2 * (lane % 4));
+    // Columns 8jj + 2(lane % 4) and the next: in loaded[jj / 4] of lanes 8(jj % 4) + 2(lane % 4) and the next.
+    const int from = 8 * (jj % 4) + 2 * (lane % 4);
+    const float2 add = make_float2(__shfl_sync(0xffffffffu, loaded[jj / 4], from),
+                                   __shfl_sync(0xffffffffu, loaded[jj / 4], from + 1));
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float2 v = accumulator_pair(d, 2 * jj + h);
@@ -126,7 +121,6 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
                            make_float2(__fmul_rn(o.alpha, v.x) + add.x, __fmul_rn(o.alpha, v.y) + add.y));
     }
   }
-  __syncwarp();  // the warp's stores may stage into these bytes next
 }
 
 /// The activation ACT on every f32 accumulator, unrolled: independent values, so the tensor
@@ -151,17 +145,17 @@ __device__ __forceinline__ void activate_in_registers(float* d) {
 /// there is one, the activation and scales (one copy per activation). Five activations unrolled
 /// over the accumulators in each of the engine's kernels would be a lot of code and compile time.
 /// Each warp uses only the part of the scratch it stages itself for a TMA store
-/// (finish_scratch_float), so nothing but the warp waits between this and the store. The caller
-/// makes the scratch free.
+/// (finish_scratch_float), so nothing but the warp waits between this and the store. Unless
+/// finishes_in_registers, the caller makes the scratch free.
 template <int N, bool TRANSPOSED, typename Reg>
 __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std::int64_t rows, std::int64_t cols,
                                                     std::int64_t row0, std::int64_t col0, Reg* d, float* scratch) {
   if constexpr (!TRANSPOSED && std::is_same_v<Reg, float>) {
     if (finishes_in_registers<TRANSPOSED, Reg>(o)) {
       switch (o.epi.bias_type) {
-        case DataType::F16: add_bias_in_registers<__half, N>(o, b, rows, cols, row0, col0, d, scratch); break;
-        case DataType::BF16: add_bias_in_registers<__nv_bfloat16, N>(o, b, rows, cols, row0, col0, d, scratch); break;
-        default: add_bias_in_registers<float, N>(o, b, rows, cols, row0, col0, d, scratch); break;
+        case DataType::F16: add_bias_in_registers<__half, N>(o, b, rows, cols, row0, col0, d); break;
+        case DataType::BF16: add_bias_in_registers<__nv_bfloat16, N>(o, b, rows, cols, row0, col0, d); break;
+        default: add_bias_in_registers<float, N>(o, b, rows, cols, row0, col0, d); break;
       }
       if (o.epi.aux) switch (o.epi.aux_type) {
           case DataType::F16: store_aux_from_registers<__half, N>(o.epi, b, rows, cols, row0, col0, d); break;
@@ -188,27 +182,32 @@ __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std:
   // 16, column 8(q / 2) + 2(lane % 4) of the tile; chunk j holds pairs [kCols/4·j, kCols/4·(j+1)).
   auto pair_row = [&](int q) { return lane / 4 + 8 * (q % 2); };
   auto pair_col = [&](int q) { return (q / 2) * 8 % kCols + 2 * (lane % 4); };
-  // A lane's share of the chunk: tile column tc (D's column, or D's row when transposed) from
-  // tile row r0 on, every `step` rows; each visit(rr, cc, D's row, D's column).
+  // A lane's share of the chunk is one column of D (a tile column, or a tile row when
+  // transposed) down some of its rows: column(D's column) runs first, once, and loads what the
+  // column shares (a bias along N, the column's scale), which loaded per element would wait
+  // behind the previous element's stores; then visit(rr, cc, D's row, D's column, its result) per element.
   constexpr int kLanesPerRow = TRANSPOSED ? 16 : kCols;  // along D's rows: tile rows if transposed
-  auto walk = [&](std::int64_t first_col, auto&& visit) {
+  auto walk = [&](std::int64_t first_col, auto&& column, auto&& visit) {
     const int valid_rows = static_cast<int>(rows - first_row < 16 ? rows - first_row : 16);
     const int valid_cols = static_cast<int>(cols - first_col < kCols ? cols - first_col : kCols);
     if constexpr (!TRANSPOSED) {  // lanes along a row of D: column cc, rows r0, r0 + step, ...
       constexpr int kStep = 32 / kLanesPerRow > 0 ? 32 / kLanesPerRow : 1;
       for (int cc = lane % kCols; cc < kCols; cc += 32) {
         if (cc >= valid_cols) break;
+        const float shared = column(first_col + cc);
 #pragma unroll 2
-        for (int rr = lane / kCols; rr < valid_rows; rr += kStep) visit(rr, cc, first_row + rr, first_col + cc);
+        for (int rr = lane / kCols; rr < valid_rows; rr += kStep) visit(rr, cc, first_row + rr, first_col + cc, shared);
       }
     } else {  // lanes along D's row: tile row rr (D's column), tile columns (D's rows) cc0, cc0 + 2, ...
       const int rr = lane % 16;
       if (rr >= valid_rows) return;
+      const float shared = column(first_row + rr);
 #pragma unroll 2
-      for (int cc = lane / 16; cc < valid_cols; cc += 2) visit(rr, cc, first_col + cc, first_row + rr);
+      for (int cc = lane / 16; cc < valid_cols; cc += 2) visit(rr, cc, first_col + cc, first_row + rr, shared);
     }
   };
   (void)kLanesPerRow;
+  const bool bias_per_column = e.bias && !e.bias_per_row;
 
   // Unrolled over the chunks: while a chunk's values wait in shared memory, their registers are
   // free for the loop (at 168 registers, 128 of them accumulators, it needs them).
@@ -219,21 +218,23 @@ __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std:
       *reinterpret_cast<float2*>(at(pair_row(q), pair_col(q))) = accumulator_pair(d, q);
     __syncwarp();
     const std::int64_t first_col = col0 + j * kCols;
-    walk(first_col, [&](int rr, int cc, std::int64_t dr, std::int64_t dc) {
-      float* x = at(rr, cc);
-      float z = __fmul_rn(o.alpha, *x);
-      if (o.beta != 0.f) z = fmaf(o.beta, load_element(o.c, o.c_type, b * o.stride_c + dr * o.ldc + dc), z);
-      *x = pre_activation(e, b, dr, dc, z);
-    });
+    walk(
+        first_col, [&](std::int64_t dc) { return bias_per_column ? bias_of(e, b, 0, dc) : -0.f; },
+        [&](int rr, int cc, std::int64_t dr, std::int64_t dc, float column_bias) {
+          float* x = at(rr, cc);
+          float z = __fmul_rn(o.alpha, *x);
+          if (o.beta != 0.f) z = fmaf(o.beta, load_element(o.c, o.c_type, b * o.stride_c + dr * o.ldc + dc), z);
+          *x = pre_activation(e, b, dr, dc, z, bias_per_column ? column_bias : bias_of(e, b, dr, dc));
+        });
     if (post) {
       auto finish = [&](auto act) {
-        walk(first_col, [&](int rr, int cc, std::int64_t dr, std::int64_t dc) {
-          float* x = at(rr, cc);
-          float v = activate(decltype(act)::value, *x);
-          if (e.row_scale) v *= e.row_scale[b * e.stride_row_scale + dr];
-          if (e.col_scale) v *= e.col_scale[b * e.stride_col_scale + dc];
-          *x = v;
-        });
+        walk(
+            first_col, [&](std::int64_t dc) { return e.col_scale ? e.col_scale[b * e.stride_col_scale + dc] : 1.f; },
+            [&](int rr, int cc, std::int64_t dr, std::int64_t, float col_scale) {
+              float* x = at(rr, cc);
+              const float row_scale = e.row_scale ? e.row_scale[b * e.stride_row_scale + dr] : 1.f;
+              *x = post_activation<decltype(act)::value>(*x, row_scale, col_scale);
+            });
       };
       switch (e.act) {
         case Activation::ReLU: finish(std::integral_constant<Activation, Activation::ReLU>{}); break;

@@ -59,17 +59,16 @@ struct PersistentKernel {
   /// The stream-K parking slot of one consumer of one CTA of cluster g.
   static __device__ int handover_slot(int g, int rank, int consumer) { return (g * CLUSTER + rank) * CONSUMERS + consumer; }
 
-  /// The fused epilogue (p.out.epi): the accumulators become D's finished values in place,
-  /// through this consumer's staging buffers, once their earlier TMA stores have read them and
-  /// the warpgroup is done copying staged rows out of them. In registers, a warp touches only the
-  /// rows of the buffers it stages and stores itself, so it waits for its own stores alone.
+  /// The fused epilogue (p.out.epi): the accumulators become D's finished values in place. In
+  /// registers it touches no shared memory, so it waits for nothing; otherwise it goes through
+  /// this consumer's staging buffers, once their earlier TMA stores have read them and the
+  /// warpgroup is done copying staged rows out of them.
   static __device__ void finish_fused(Smem& s, const KernelParams& p, const Unit& u, Reg (&acc)[kRegs], int m0,
                                       int n0, int consumer) {
-    if (threadIdx.x % 32 == 0) bulk_wait_read<0>();
-    if (finishes_in_registers<C::SWAPPED, Reg>(p.out))
-      __syncwarp();
-    else
+    if (!finishes_in_registers<C::SWAPPED, Reg>(p.out)) {
+      if (threadIdx.x % 32 == 0) bulk_wait_read<0>();
       named_barrier_sync(1 + consumer, 128);
+    }
     finish_accumulators<BN, C::SWAPPED>(p.out, u.batch, p.m, p.n, m0, n0, acc,
                                         reinterpret_cast<float*>(s.c_chunk[consumer]));
   }

@@ -96,8 +96,15 @@ __device__ __forceinline__ void store_run_as(const Output& o, std::int64_t row, 
   for (int i = 0; i < W; ++i) {
     v[i] = o.alpha * acc[i];
     if (o.beta != 0.f && i < valid) v[i] = fmaf(o.beta, load_element(o.c, o.c_type, row * o.ldc + col + i), v[i]);
-    if constexpr (EPI)
-      if (i < valid) v[i] = finish_element(o.epi, o.product, row, col + i, v[i]);
+  }
+  if constexpr (EPI) {  // every load before the first aux store (finish_loaded)
+    ElementInputs in[W];
+#pragma unroll
+    for (int i = 0; i < W; ++i)
+      if (i < valid) in[i] = load_inputs(o.epi, o.product, row, col + i);
+#pragma unroll
+    for (int i = 0; i < W; ++i)
+      if (i < valid) v[i] = finish_loaded(o.epi, o.product, row, col + i, v[i], in[i]);
   }
   D* at = static_cast<D*>(o.d) + row * o.ldd + col;
   if constexpr (std::is_same_v<D, float>)

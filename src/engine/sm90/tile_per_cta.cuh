@@ -147,10 +147,10 @@ struct OneWarpgroupKernel {
       }
     }
     wgmma_wait<0>();
-    // The fused epilogue (p.out.epi) finishes the accumulators in place, through the ring, which
-    // is idle now that every load has landed and every wgmma has read it; they are stored as they are.
+    // The fused epilogue (p.out.epi) finishes the accumulators in place, in registers or through
+    // the ring, which is idle once every warp's wgmmas have read it; they are stored as they are.
     const bool fused = p.out.epi.on;
-    if (fused) named_barrier_sync(1, 128);  // the consumer warps
+    if (fused && !finishes_in_registers<T::TRANSPOSED_C, typename Mma::Reg>(p.out)) named_barrier_sync(1, 128);  // the consumer warps
     const Output out = fused ? p.out.of_product(product).finished() : p.out.of_product(product);
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h) {
