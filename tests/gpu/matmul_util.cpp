@@ -171,6 +171,21 @@ std::vector<MatmulCase> build_matmul_cases() {
     MatmulCase& c = add("batch", 130, 64, 64);
     c.batch = 70, c.c_mode = CMode::InPlace, c.beta = 0.5f;
   }
+  // Batches of small products on 64×64 tiles per CTA, D stored by TMA (beta = 0, aligned
+  // matrices): whole tiles; ragged ones whose rows and columns TMA clips, with operands repacked;
+  // a padded D.
+  {
+    MatmulCase& c = exact(add("batch", 64, 64, 64, Op::N, Op::T));
+    c.batch = 300, c.aligned_batch = true;
+  }
+  {
+    MatmulCase& c = add("batch", 50, 120, 100, Op::T, Op::N);
+    c.batch = 129, c.aligned_batch = true, c.alpha = -0.5f;
+  }
+  {
+    MatmulCase& c = add("batch", 128, 40, 72);
+    c.batch = 33, c.aligned_batch = true, c.ldd_pad = 8;
+  }
   {
     MatmulCase& c = add("batch", 127, 129, 129);
     c.batch = 0, c.beta = 0.5f;

@@ -45,6 +45,7 @@ struct MatmulCase {
   bool every_c_type = false;  ///< with beta = 0, still run every C type (else only C's type = D's)
   std::int64_t batch = 1;
   bool repeat_a = false, repeat_c = false;  ///< stride 0: one A / one C for every product
+  bool aligned_batch = false;  ///< gaps of 8 elements between the matrices: each as aligned as the first
   std::uint64_t seed = 0;
 
   std::int64_t a_rows() const { return op_a == Op::N ? m : k; }
@@ -53,12 +54,14 @@ struct MatmulCase {
   std::int64_t ldb() const { return std::max<std::int64_t>(1, op_b == Op::N ? n : k) + ldb_pad; }
   std::int64_t ldd() const { return std::max<std::int64_t>(1, n) + (c_mode == CMode::InPlace ? ldc_pad : ldd_pad); }
   std::int64_t ldc() const { return c_mode == CMode::InPlace ? ldd() : std::max<std::int64_t>(1, n) + ldc_pad; }
-  // Batch strides: odd gaps between the matrices (untouched, and every matrix differently aligned).
-  std::int64_t stride_a() const { return repeat_a ? 0 : a_rows() * lda() + (batch > 1 ? 3 : 0); }
-  std::int64_t stride_b() const { return b_rows() * ldb() + (batch > 1 ? 5 : 0); }
-  std::int64_t stride_d() const { return m * ldd() + (batch > 1 ? 7 : 0); }
+  // Batch strides: odd gaps between the matrices (untouched, and every matrix differently
+  // aligned), or gaps of 8 (aligned_batch).
+  std::int64_t gap(std::int64_t odd) const { return batch > 1 ? (aligned_batch ? 8 : odd) : 0; }
+  std::int64_t stride_a() const { return repeat_a ? 0 : a_rows() * lda() + gap(3); }
+  std::int64_t stride_b() const { return b_rows() * ldb() + gap(5); }
+  std::int64_t stride_d() const { return m * ldd() + gap(7); }
   std::int64_t stride_c() const {
-    return c_mode == CMode::InPlace ? stride_d() : repeat_c ? 0 : m * ldc() + (batch > 1 ? 7 : 0);
+    return c_mode == CMode::InPlace ? stride_d() : repeat_c ? 0 : m * ldc() + gap(7);
   }
   /// The largest |D| the data can give (small-integer cases): |alpha|·K·2·2 + |beta|·2·c_scale.
   double bound() const;

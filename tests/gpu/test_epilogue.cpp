@@ -344,6 +344,18 @@ std::vector<EpiCase> tma_store_cases() {
           e.aux_type = d, e.batch = along == BiasAlong::M ? 2 : 1;
           out.push_back(e);
         }
+  // Tiles per CTA: a single product, and batches of small products (64×64 tiles, rows and
+  // columns clipped by TMA in the second).
+  for (EpiCase e : {shape("tmatiles", 1024, 1024, 1024), shape("tmatiles", 64, 64, 64),
+                    shape("tmatiles", 50, 120, 100, Op::T, Op::N)})
+    for (bool alone : {true, false})
+      for (auto [in, d] : {std::pair{DataType::F16, DataType::F16}, std::pair{DataType::BF16, DataType::F32}})
+        for (BiasAlong along : {BiasAlong::N, BiasAlong::M}) {
+          e.ld_pad = 0, e.in = in, e.d = d, e.along = along, e.bias_type = d;
+          e.act = alone ? Activation::None : Activation::SiLU, e.aux = !alone, e.scales = !alone;
+          e.aux_type = d, e.batch = e.m == 1024 ? 1 : 40;
+          out.push_back(e);
+        }
   return out;
 }
 
