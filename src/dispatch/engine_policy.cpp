@@ -126,10 +126,22 @@ EngineChoice persistent_choice(KernelShape shape, std::int64_t m, std::int64_t n
 
 namespace {
 
-/// The one-tile-per-CTA kernel for p: for a decode shape that runs swapped, the swapped tiles;
-/// otherwise the largest of 128×64, 64×64, 64×32, 64×16 tiles (the last two with B K-major only)
-/// that cuts C into at least 3/4 as many tiles as there are SMs, else the smallest.
+/// A batch of products at most 128 × 128 with one side at most 64, over a K of at most two
+/// slices: a persistent CTA walks many 128×128 tiles at least half empty one after another, while
+/// 64×64 tiles, one per CTA and several CTAs per SM, overlap their loads and TMA stores
+/// (measured: docs/ladder.md#small-tiles).
+constexpr std::int64_t kSmallProductMaxSide = 128, kSmallProductMaxNarrowSide = 64, kSmallProductMaxDepth = 128;
+bool small_products(const Matmul& p) {
+  return p.batch > 1 && p.k <= kSmallProductMaxDepth && std::max(p.m, p.n) <= kSmallProductMaxSide &&
+         std::min(p.m, p.n) <= kSmallProductMaxNarrowSide;
+}
+
+/// The one-tile-per-CTA kernel for p: 64×64 tiles for a batch of small products; for a decode
+/// shape that runs swapped, the swapped tiles; otherwise the largest of 128×64, 64×64, 64×32,
+/// 64×16 tiles (the last two with B K-major only) that cuts C into at least 3/4 as many tiles as
+/// there are SMs, else the smallest.
 KernelShape tile_per_cta_shape(const Matmul& p, const Device& d) {
+  if (small_products(p)) return KernelShape::Tile64x64;
   const int swapped_rows =
       p.batch == 1 && runs_swapped(p) && p.m <= kSwappedTileMaxRows ? swapped_tile_rows(p.n, d.sms) : 0;
   if (swapped_rows == 128) return p.m <= 16 ? KernelShape::Swapped128x16 : KernelShape::Swapped128x32;
@@ -148,12 +160,14 @@ KernelShape tile_per_cta_shape(const Matmul& p, const Device& d) {
 /// persistent 128×128 tiles win (measured: docs/ladder.md#small-tiles).
 constexpr std::int64_t kTileMaxNarrowColumns = 64, kTileMinNarrowDepth = 2048;
 
-/// Whether a tile per CTA runs p faster than the persistent kernels: a narrow C over a long K;
+/// Whether a tile per CTA runs p faster than the persistent kernels: a batch of small products; a
+/// narrow C over a long K;
 /// C with fewer 128×128 tiles than SMs, except the swapped shapes it does not take (M ≤ 64 with
 /// op(A) = N, unless M > 32 and K ≤ 4096) and a long K over a C too small even for 64×16 tiles
 /// (persistent split-K spreads it wider); and the decode shapes it runs swapped in one wave
 /// (measured: docs/ladder.md#small-tiles, #decode-shapes).
 bool tile_per_cta_suits(const Matmul& p, const Device& d) {
+  if (small_products(p)) return true;
   if (p.batch == 1 && runs_swapped(p) && p.m <= kSwappedTileMaxRows && swapped_tile_rows(p.n, d.sms) > 0) return true;
   if (p.n <= kTileMaxNarrowColumns && p.k >= kTileMinNarrowDepth && !runs_swapped(p) &&
       tiles(p.m, p.n, 128, 64) * p.batch >= d.sms)

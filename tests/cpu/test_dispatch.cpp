@@ -97,6 +97,14 @@ std::vector<Row> rows() {
     add(s, Op::N, Op::N, Accum::F32, DataType::F16, DataType::F16);
     out.back().batch = 64;
   }
+  // Batches of small products (one side ≤ 64, the other ≤ 128, K ≤ 128): 64×64 tiles per CTA;
+  // past each bound, the persistent kernels.
+  for (const bench::Shape& s :
+       bench::parse_shapes("64x64x64b512,64x128x128b512,128x64x64b512,16x100x32b512,64x64x129b512,128x128x64b512,"
+                           "65x65x64b512,64x129x64b512,64x64x64b2")) {
+    add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
+    out.back().batch = s.batch;
+  }
   for (const bench::Shape& s : bench::parse_shapes("16384x64x4096,65536x64x1024,16384x128x4096"))
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
   for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,8x4096x4096")) {
