@@ -180,8 +180,18 @@ bool tile_per_cta_suits(const Matmul& p, const Device& d) {
 
 /// M ≤ 128 (unswapped) takes single 128×128 CTAs: a pair stacked along M would leave one idle
 /// (measured: docs/ladder.md#decode-shapes). So does N ≤ 128: a 256-wide tile would compute
-/// twice the columns there are (measured: docs/ladder.md#small-tiles).
+/// twice the columns there are (measured: docs/ladder.md#small-tiles); and so do sizes that
+/// leave the 256×256 cluster tiles' last row and column mostly empty (wide_tiles_waste).
 constexpr std::int64_t kNarrowMaxM = 128, kNarrowMaxN = 128;
+
+/// Whether the 256×256 cluster tiles would compute at least kNarrowMinWaste times the work of
+/// the 128×128 tiles, their last row and column of tiles mostly empty (a batch of 384×384
+/// products: 1.78 times; measured: docs/ladder.md#small-tiles).
+constexpr double kNarrowMinWaste = 1.5;
+bool wide_tiles_waste(const Matmul& p) {
+  auto padded = [](std::int64_t x, std::int64_t tile) { return static_cast<double>((x + tile - 1) / tile * tile); };
+  return padded(p.m, 256) * padded(p.n, 256) >= kNarrowMinWaste * padded(p.m, 128) * padded(p.n, 128);
+}
 
 }  // namespace
 
@@ -197,7 +207,7 @@ engine::Plan plan_engine(const Matmul& p, const Device& d) {
   if (tile_per_cta_suits(p, d)) {
     choice = {tile_per_cta_shape(p, d), Scheduler::TilePerCta, 1, 0};
   } else if (!runs_swapped(p)) {
-    const bool narrow = p.m <= kNarrowMaxM || p.n <= kNarrowMaxN;
+    const bool narrow = p.m <= kNarrowMaxM || p.n <= kNarrowMaxN || wide_tiles_waste(p);
     choice = persistent_choice(narrow ? KernelShape::Narrow : KernelShape::Wide, p.m, p.n, p.k, d, p.batch);
   } else {
     const KernelShape shape = p.m <= 16 ? KernelShape::Skinny16 : p.m <= 32 ? KernelShape::Skinny32 : KernelShape::Skinny64;
