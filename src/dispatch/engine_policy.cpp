@@ -184,14 +184,10 @@ bool tile_per_cta_suits(const Matmul& p, const Device& d) {
 /// leave the 256×256 cluster tiles' last row and column mostly empty (wide_tiles_waste).
 constexpr std::int64_t kNarrowMaxM = 128, kNarrowMaxN = 128;
 
-/// Whether the 256×256 cluster tiles would compute at least kNarrowMinWaste times the work of
-/// the 128×128 tiles, their last row and column of tiles mostly empty (a batch of 384×384
-/// products: 1.78 times; measured: docs/ladder.md#small-tiles).
-constexpr double kNarrowMinWaste = 1.5;
-bool wide_tiles_waste(const Matmul& p) {
-  auto padded = [](std::int64_t x, std::int64_t tile) { return static_cast<double>((x + tile - 1) / tile * tile); };
-  return padded(p.m, 256) * padded(p.n, 256) >= kNarrowMinWaste * padded(p.m, 128) * padded(p.n, 128);
-}
+/// Whether the 256×256 cluster tiles would compute at least 1.5 times the work of the 128×128
+/// tiles (each the work of four), their last row and column of tiles mostly empty (a batch of
+/// 384×384 products: 1.78 times; measured: docs/ladder.md#small-tiles).
+bool wide_tiles_waste(const Matmul& p) { return 2 * 4 * tiles(p.m, p.n, 256, 256) >= 3 * tiles(p.m, p.n, 128, 128); }
 
 }  // namespace
 

@@ -15,10 +15,10 @@ bool tma_readable(const void* ptr, std::int64_t ld, int elem_bytes) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0;
 }
 
-// Where the epilogue of a persistent, unswapped kernel writes D: by TMA
-// when beta does not read C and D is 16-byte aligned with rows, N and the batch stride in whole
-// 16-byte units (TMA clips a ragged N only to whole units), staged rows for another 16-bit D with
-// beta = 0, else from registers.
+// Where the epilogue of a persistent, unswapped kernel writes D: by TMA when beta does not read C
+// and D is 16-byte aligned with rows, N and the batch stride in whole 16-byte units (TMA clips a
+// ragged N only to whole units), staged rows for another 16-bit D with beta = 0, else from
+// registers.
 StorePath store_path(const Matmul& p) {
   if (p.c_read()) return StorePath::Registers;
   const int size = data_type_size(p.d_type);
