@@ -67,6 +67,8 @@ struct OneWarpgroupKernel {
   static_assert(2 * sizeof(std::uint64_t) * STAGES <= kRingOffset, "the barriers fit below the ring");
   /// Whether the tile can be stored by TMA: in 64-column chunks, not transposed.
   static constexpr bool kStoresByTma = !T::TRANSPOSED_C && BN % kCChunkCols == 0;
+  /// Whether this launch stores it so: the plan's store path, where the tile allows it.
+  static __device__ bool stores_by_tma(const KernelParams& p) { return kStoresByTma && p.store == StorePath::Tma; }
   /// The idle ring's bytes the epilogue takes: per 64-row block, two staging buffers, which are
   /// also the fused epilogue's scratch.
   static constexpr int kEpilogueBytes = kSubTiles * 2 * kCChunkBytes;
@@ -130,7 +132,7 @@ struct OneWarpgroupKernel {
                                std::uint8_t (&buffers)[2][kCChunkBytes], typename Mma::Reg* acc, int m0, int n0) {
     if constexpr (T::TRANSPOSED_C) {
       store_accumulators_transposed<BN>(out, p.m, m0, n0, acc);
-    } else if (kStoresByTma && p.store == StorePath::Tma) {
+    } else if (stores_by_tma(p)) {
       typename Staged::Pending pending;  // nothing runs after this tile: its chunks are stored at once
       Staged::store_tile(buffers, map_d, acc, m0, n0, p.batched ? product : -1, out, pending);
       Staged::store_pending(buffers, map_d, pending);
@@ -189,7 +191,7 @@ struct OneWarpgroupKernel {
     // The fused epilogue (p.out.epi) finishes the accumulators in place, in registers or through
     // the ring, which is idle once every warp's wgmmas have read it; D is staged there too.
     const bool fused = p.out.epi.on;
-    const bool through_ring = (kStoresByTma && p.store == StorePath::Tma) ||
+    const bool through_ring = stores_by_tma(p) ||
                               (fused && !finishes_in_registers<T::TRANSPOSED_C, typename Mma::Reg>(p.out));
     if (through_ring) named_barrier_sync(1, 128);  // the consumer warps
     const Output out = fused ? p.out.of_product(product).finished() : p.out.of_product(product);
@@ -203,7 +205,7 @@ struct OneWarpgroupKernel {
       store(p, out, &map_d, product, ring[h], acc[h], m0 + 64 * h, n0);
     }
     // The TMA stores must have read shared memory before the CTA exits.
-    if (kStoresByTma && p.store == StorePath::Tma && lane == 0) bulk_wait_read<0>();
+    if (stores_by_tma(p) && lane == 0) bulk_wait_read<0>();
   }
 };
 
