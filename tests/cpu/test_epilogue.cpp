@@ -237,6 +237,14 @@ TEST(EpilogueDispatch, TheGpuTestShapesReachEachScheduler) {
       {16, 64, 65536, Op::N, Op::T, "swapped persistent 128x16, split-K 128, 128 CTAs, partials + reduce"},
       {7, 3500, 1000, Op::N, Op::T, "swapped persistent 128x16, cluster split-K 4"},
       {24, 2200, 8300, Op::T, Op::N, "narrow 128x128, cluster split-K 5"},
+      // the decode cases, whose epilogue runs in registers on the swapped kernels
+      {16, 4096, 512, Op::N, Op::T, "swapped tile 64x16, a tile per CTA"},
+      {32, 4096, 512, Op::N, Op::T, "swapped tile 64x32, a tile per CTA"},
+      {16, 16384, 256, Op::N, Op::T, "swapped tile 128x16, a tile per CTA"},
+      {30, 12000, 512, Op::N, Op::T, "swapped tile 128x32, a tile per CTA"},
+      {5, 6000, 300, Op::N, Op::T, "swapped tile 64x16, a tile per CTA"},
+      {30, 280, 64, Op::N, Op::T, "swapped persistent 128x32, whole tiles"},
+      {9, 256, 128, Op::N, Op::T, "swapped persistent 128x16, whole tiles"},
   };
   for (const auto& c : cases) {
     Choice choice;

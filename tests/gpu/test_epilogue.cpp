@@ -386,6 +386,32 @@ std::vector<EpiCase> scheduler_cases() {
   return out;
 }
 
+// The epilogue in registers on the swapped (decode) kernels: no C and no scales, a bias along N
+// (the tile's rows) or along M (its columns), aux stored transposed, each activation, on every
+// swapped tile per CTA and the swapped persistent kernels, whole tiles and stream-K (plans pinned
+// in tests/cpu/test_epilogue.cpp), ragged in M and N.
+std::vector<EpiCase> decode_cases() {
+  std::vector<EpiCase> out;
+  const EpiCase shapes[] = {shape("decode", 16, 4096, 512),  shape("decode", 32, 4096, 512),
+                            shape("decode", 16, 16384, 256), shape("decode", 30, 12000, 512),
+                            shape("decode", 5, 6000, 300),   shape("decode", 64, 8192, 8192),
+                            shape("decode", 30, 280, 64),    shape("decode", 9, 256, 128)};
+  const std::pair<DataType, DataType> types[] = {
+      {DataType::F16, DataType::F16}, {DataType::BF16, DataType::F32}, {DataType::F16, DataType::BF16}};
+  int i = 0;
+  for (EpiCase e : shapes)
+    for (BiasAlong along : {BiasAlong::N, BiasAlong::M})
+      for (auto [in, d] : types) {
+        if (e.k > 4096 && d != DataType::F16) continue;  // the stream-K shape once per bias
+        e.in = in, e.d = d, e.along = along, e.scales = false;
+        e.bias_type = kOutTypes[i % 3], e.aux_type = kOutTypes[(i + 1) % 3];
+        e.act = kActivations[i % 5], e.aux = i % 4 != 3, e.batch = 1;
+        ++i;
+        out.push_back(e);
+      }
+  return out;
+}
+
 // beta·C read by the epilogue (C apart and in place), alpha ≠ 1, strided batches with
 // per-product and shared vectors, K = 0, f16 accumulation, small-integer data, and the
 // elementwise pass after cuBLAS.
@@ -455,6 +481,7 @@ INSTANTIATE_TEST_SUITE_P(Activations, FusedEpilogue, testing::ValuesIn(limited(a
 INSTANTIATE_TEST_SUITE_P(Bias, FusedEpilogue, testing::ValuesIn(limited(bias_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(TmaStore, FusedEpilogue, testing::ValuesIn(limited(tma_store_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Schedulers, FusedEpilogue, testing::ValuesIn(limited(scheduler_cases())), case_name);
+INSTANTIATE_TEST_SUITE_P(Decode, FusedEpilogue, testing::ValuesIn(limited(decode_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Other, FusedEpilogue, testing::ValuesIn(limited(other_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Special, FusedEpilogue, testing::ValuesIn(limited(special_cases())), case_name);
 

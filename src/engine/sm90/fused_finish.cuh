@@ -27,11 +27,11 @@ __device__ __forceinline__ bool in_registers_only(const Output& o) {
   return o.beta == 0.f && !e.row_scale && !e.col_scale;
 }
 
-/// Whether finish_accumulators applies the epilogue in registers (f32 accumulators of an
-/// unswapped kernel, in_registers_only), touching no shared memory: its scratch need not be free.
+/// Whether finish_accumulators applies the epilogue in registers (f32 accumulators,
+/// in_registers_only), touching no shared memory: its scratch need not be free.
 template <bool TRANSPOSED, typename Reg>
 __device__ __forceinline__ bool finishes_in_registers(const Output& o) {
-  return !TRANSPOSED && std::is_same_v<Reg, float> && in_registers_only(o);
+  return std::is_same_v<Reg, float> && in_registers_only(o);
 }
 
 /// The pre-activation values in f32 accumulators (unswapped) → aux of type A: each quad of lanes
@@ -69,13 +69,38 @@ __device__ __forceinline__ void store_aux_from_registers(const FusedEpilogue& e,
   }
 }
 
-/// alpha·acc + bias on f32 accumulators, unswapped, pair by pair in registers. The product rounds
+/// The same for a transposed tile (a swapped kernel's): element (r, c) of the tile is aux(c, r),
+/// one store per value (a swapped tile has at most 64 columns, C's few rows).
+template <typename A, int N>
+__device__ __forceinline__ void store_aux_transposed_from_registers(const FusedEpilogue& e, int b, std::int64_t rows,
+                                                                   std::int64_t cols, std::int64_t row0,
+                                                                   std::int64_t col0, const float* d) {
+  A* const base = static_cast<A*>(e.aux) + b * e.stride_aux;
+  for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 z) {
+    if (r >= rows) return;
+    if (c < cols) base[c * e.ldaux + r] = convert_to<A>(z.x);
+    if (c + 1 < cols) base[(c + 1) * e.ldaux + r] = convert_to<A>(z.y);
+  });
+}
+
+template <typename A, int N, bool TRANSPOSED>
+__device__ __forceinline__ void store_aux_in_registers(const FusedEpilogue& e, int b, std::int64_t rows,
+                                                       std::int64_t cols, std::int64_t row0, std::int64_t col0,
+                                                       const float* d) {
+  if constexpr (TRANSPOSED)
+    store_aux_transposed_from_registers<A, N>(e, b, rows, cols, row0, col0, d);
+  else
+    store_aux_from_registers<A, N>(e, b, rows, cols, row0, col0, d);
+}
+
+/// alpha·acc + bias on f32 accumulators, pair by pair in registers. The product rounds
 /// before the bias is added (__fmul_rn), as in finish_element; no bias adds -0 (x + -0 = x). A
-/// bias along N comes in one round of coalesced loads, column col0 + lane + 32j in lane `lane`'s
-/// `loaded[j]`, and each lane takes its pairs' values from the lanes holding them by shuffles:
+/// bias along the tile's rows (D's rows; D's columns when TRANSPOSED) is two values per lane. A
+/// bias along its columns comes in one round of coalesced loads, column col0 + lane + 32j in lane
+/// `lane`'s `loaded[j]`, and each lane takes its pairs' values from the lanes holding them by shuffles:
 /// nothing goes through shared memory, so the epilogue never waits for the previous tile's TMA
 /// stores to read their buffers.
-template <typename B, int N>
+template <typename B, int N, bool TRANSPOSED>
 __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, std::int64_t rows, std::int64_t cols,
                                                       std::int64_t row0, std::int64_t col0, float* d) {
   const FusedEpilogue& e = o.epi;
@@ -90,7 +115,7 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
     else
       return inside ? __bfloat162float(bias[i]) : -0.f;
   };
-  if (e.bias_per_row) {
+  if (TRANSPOSED ? !e.bias_per_row : e.bias_per_row) {
     const std::int64_t top = row0 + warp * 16 + lane / 4;
     const float bias_top = value(top, top < rows), bias_bottom = value(top + 8, top + 8 < rows);
 #pragma unroll
@@ -137,8 +162,9 @@ __device__ __forceinline__ void activate_in_registers(float* d) {
 /// scales (finish_element's steps), for any store path with Output::finished(). o is the launch's
 /// (read where it lies, not copied: the accumulators leave few registers).
 ///
-/// Without C and scales it is applied in registers (add_bias_in_registers,
-/// store_aux_from_registers, activate_in_registers). Otherwise the values go through `scratch` (kFinishScratchBytes) 64 columns at a time, so that each lane
+/// With f32 accumulators and without C and scales it is applied in registers
+/// (add_bias_in_registers, store_aux_in_registers, activate_in_registers). Otherwise the values go
+/// through `scratch` (kFinishScratchBytes) 64 columns at a time, so that each lane
 /// owns whole columns of D: it walks down its columns, loading a column's bias and scale once,
 /// while consecutive lanes touch consecutive columns of C, aux and the vectors. Two rolled
 /// passes per chunk: the pre-activation (C, bias, aux: one copy of the type switches) and, when
@@ -150,17 +176,21 @@ __device__ __forceinline__ void activate_in_registers(float* d) {
 template <int N, bool TRANSPOSED, typename Reg>
 __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std::int64_t rows, std::int64_t cols,
                                                     std::int64_t row0, std::int64_t col0, Reg* d, float* scratch) {
-  if constexpr (!TRANSPOSED && std::is_same_v<Reg, float>) {
+  if constexpr (std::is_same_v<Reg, float>) {
     if (finishes_in_registers<TRANSPOSED, Reg>(o)) {
       switch (o.epi.bias_type) {
-        case DataType::F16: add_bias_in_registers<__half, N>(o, b, rows, cols, row0, col0, d); break;
-        case DataType::BF16: add_bias_in_registers<__nv_bfloat16, N>(o, b, rows, cols, row0, col0, d); break;
-        default: add_bias_in_registers<float, N>(o, b, rows, cols, row0, col0, d); break;
+        case DataType::F16: add_bias_in_registers<__half, N, TRANSPOSED>(o, b, rows, cols, row0, col0, d); break;
+        case DataType::BF16:
+          add_bias_in_registers<__nv_bfloat16, N, TRANSPOSED>(o, b, rows, cols, row0, col0, d);
+          break;
+        default: add_bias_in_registers<float, N, TRANSPOSED>(o, b, rows, cols, row0, col0, d); break;
       }
       if (o.epi.aux) switch (o.epi.aux_type) {
-          case DataType::F16: store_aux_from_registers<__half, N>(o.epi, b, rows, cols, row0, col0, d); break;
-          case DataType::BF16: store_aux_from_registers<__nv_bfloat16, N>(o.epi, b, rows, cols, row0, col0, d); break;
-          default: store_aux_from_registers<float, N>(o.epi, b, rows, cols, row0, col0, d); break;
+          case DataType::F16: store_aux_in_registers<__half, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
+          case DataType::BF16:
+            store_aux_in_registers<__nv_bfloat16, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d);
+            break;
+          default: store_aux_in_registers<float, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
         }
       switch (o.epi.act) {
         case Activation::ReLU: return activate_in_registers<Activation::ReLU, N>(d);
