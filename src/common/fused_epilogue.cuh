@@ -30,21 +30,36 @@ __device__ __forceinline__ void store_typed(void* base, DataType t, std::int64_t
   }
 }
 
+/// 2^x and 1/x on the special-function unit alone, one instruction each, subnormal results
+/// flushed to zero. exp2f and __fdividef wrap the same instructions in range fix-ups that the
+/// activations below do not need: 1 + 2^x is at least 1, and where its reciprocal would be
+/// subnormal the quotient is 0 either way (as __fdividef's is there).
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float reciprocal_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 /// The activations in f32. GELU uses the accurate erff (2 ulp). The tanh form and SiLU are
-/// sigmoids, z·sigmoid(2u) = 0.5·z·(1 + tanh(u)) and z·sigmoid(z), computed as z / (1 + 2^(-x·log2 e))
-/// with exp2f (2 ulp) and __fdividef (2 ulp; 0 once 1 + 2^… passes 2^126, where the result is below
-/// 10^-36): a chain of six operations where tanhf's has about twenty, which matters because the
-/// epilogue runs while the tensor cores wait; and, unlike 1 + tanh(u) for negative z, no cancellation.
-/// IEEE division's slow path needs registers that kernels holding 128 accumulators do not have.
+/// sigmoids, z·sigmoid(2u) = 0.5·z·(1 + tanh(u)) and z·sigmoid(z), computed as
+/// z · 1/(1 + 2^(-x·log2 e)): five to seven instructions, two of them on the special-function
+/// unit, where tanhf takes about twenty; this matters because the epilogue runs while the tensor
+/// cores wait. Unlike 1 + tanh(u) for negative z, the form does not cancel. At z = -Inf it gives
+/// NaN (-Inf · 0), as 0.5·z·(1 + tanh u) and z·sigmoid(z) do.
 __device__ __forceinline__ float activate(Activation a, float z) {
   switch (a) {
     case Activation::ReLU: return z < 0.f ? 0.f : z;  // NaN < 0 is false: NaN passes
     case Activation::GELU: return 0.5f * z * (1.f + erff(z * 0.70710678118654752f));
-    case Activation::GELUTanh: {  // 2u·log2 e, u = sqrt(2/π)·(z + 0.044715·z³)
-      const float x = 2.3022081981f * fmaf(0.044715f * z, z * z, z);
-      return __fdividef(z, 1.f + exp2f(-x));
+    case Activation::GELUTanh: {  // x = 2u·log2 e = z·(c1 + c3·z²), u = sqrt(2/π)·(z + 0.044715·z³)
+      const float x = z * fmaf(0.1029432416f, z * z, 2.3022081852f);
+      return z * reciprocal_approx(1.f + exp2_approx(-x));
     }
-    case Activation::SiLU: return __fdividef(z, 1.f + exp2f(-1.4426950409f * z));
+    case Activation::SiLU: return z * reciprocal_approx(1.f + exp2_approx(-1.4426950409f * z));
     default: return z;
   }
 }

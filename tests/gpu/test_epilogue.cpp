@@ -13,7 +13,7 @@
 //   aux: e_z + 2·u_aux·|Z|
 //   D:   s·(1.2·e_z + 16·2^-24·(|Z| + |act(Z)|)) + 2·u_out·|D|
 // 1.2 bounds the slope of every activation (GELU's largest is 1.13, SiLU's 1.1); 16·2^-24
-// covers erff, exp2f and __fdividef (≤ 2 ulp each; exp2f's argument rounds once) and the few
+// covers erff, ex2.approx and rcp.approx (≤ 2 ulp each; ex2's argument rounds once) and the few
 // roundings of each formula and the scales.
 // Results under the smallest normal number of the output's type get its absolute spacing.
 // The elementwise pass after a kernel that does not fuse (cuBLAS here) reads Z back from D, so
