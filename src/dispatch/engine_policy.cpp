@@ -186,8 +186,14 @@ constexpr std::int64_t kNarrowMaxM = 128, kNarrowMaxN = 128;
 
 /// Whether the 256×256 cluster tiles would compute at least 1.5 times the work of the 128×128
 /// tiles (each the work of four), their last row and column of tiles mostly empty (a batch of
-/// 384×384 products: 1.78 times; measured: docs/ladder.md#small-tiles).
-bool wide_tiles_waste(const Matmul& p) { return 2 * 4 * tiles(p.m, p.n, 256, 256) >= 3 * tiles(p.m, p.n, 128, 128); }
+/// 384×384 products: 1.78 times); over a K of at least kWasteMinDepth, 1.25 times (640×640: 1.44,
+/// 896×896: 1.31). Over a shorter K a tile is mostly epilogue, which the 128×128 tiles pay four
+/// times as often (measured: docs/ladder.md#small-tiles).
+constexpr std::int64_t kWasteMinDepth = 512;
+bool wide_tiles_waste(const Matmul& p) {
+  const std::int64_t wide = 4 * tiles(p.m, p.n, 256, 256), narrow = tiles(p.m, p.n, 128, 128);
+  return 2 * wide >= 3 * narrow || (p.k >= kWasteMinDepth && 4 * wide >= 5 * narrow);
+}
 
 }  // namespace
 

@@ -98,10 +98,12 @@ std::vector<Row> rows() {
     out.back().batch = 64;
   }
   // Batches of small products (one side ≤ 64, the other ≤ 128, K ≤ 128): 64×64 tiles per CTA;
-  // past each bound, the persistent kernels; 128×128 ones where 256×256 tiles would waste half.
+  // past each bound, the persistent kernels; 128×128 ones where 256×256 tiles would waste half,
+  // or a quarter over a K of at least 512 (on each side of both bounds).
   for (const bench::Shape& s :
        bench::parse_shapes("64x64x64b512,64x128x128b512,128x64x64b512,16x100x32b512,64x64x129b512,128x128x64b512,"
-                           "65x65x64b512,64x129x64b512,64x64x64b2,384x384x384b128,640x640x256b64,384x640x384b64")) {
+                           "65x65x64b512,64x129x64b512,64x64x64b2,384x384x384b128,640x640x256b64,384x640x384b64,"
+                           "640x640x512b32,640x640x511b32,896x896x896b16,2432x640x512b4,1152x1152x512b16")) {
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
     out.back().batch = s.batch;
   }
