@@ -29,7 +29,7 @@ __device__ __forceinline__ bool in_registers_only(const Output& o) {
 
 /// Whether finish_accumulators applies the epilogue in registers (f32 accumulators,
 /// in_registers_only), touching no shared memory: its scratch need not be free.
-template <bool TRANSPOSED, typename Reg>
+template <typename Reg>
 __device__ __forceinline__ bool finishes_in_registers(const Output& o) {
   return std::is_same_v<Reg, float> && in_registers_only(o);
 }
@@ -177,7 +177,7 @@ template <int N, bool TRANSPOSED, typename Reg>
 __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std::int64_t rows, std::int64_t cols,
                                                     std::int64_t row0, std::int64_t col0, Reg* d, float* scratch) {
   if constexpr (std::is_same_v<Reg, float>) {
-    if (finishes_in_registers<TRANSPOSED, Reg>(o)) {
+    if (finishes_in_registers<Reg>(o)) {
       switch (o.epi.bias_type) {
         case DataType::F16: add_bias_in_registers<__half, N, TRANSPOSED>(o, b, rows, cols, row0, col0, d); break;
         case DataType::BF16:

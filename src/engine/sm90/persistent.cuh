@@ -65,7 +65,7 @@ struct PersistentKernel {
   /// warpgroup is done copying staged rows out of them.
   static __device__ void finish_fused(Smem& s, const KernelParams& p, const Unit& u, Reg (&acc)[kRegs], int m0,
                                       int n0, int consumer) {
-    if (!finishes_in_registers<C::SWAPPED, Reg>(p.out)) {
+    if (!finishes_in_registers<Reg>(p.out)) {
       if (threadIdx.x % 32 == 0) bulk_wait_read<0>();
       named_barrier_sync(1 + consumer, 128);
     }

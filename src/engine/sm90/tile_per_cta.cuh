@@ -192,7 +192,7 @@ struct OneWarpgroupKernel {
     // the ring, which is idle once every warp's wgmmas have read it; D is staged there too.
     const bool fused = p.out.epi.on;
     const bool through_ring = stores_by_tma(p) ||
-                              (fused && !finishes_in_registers<T::TRANSPOSED_C, typename Mma::Reg>(p.out));
+                              (fused && !finishes_in_registers<typename Mma::Reg>(p.out));
     if (through_ring) named_barrier_sync(1, 128);  // the consumer warps
     const Output out = fused ? p.out.of_product(product).finished() : p.out.of_product(product);
     auto* ring = reinterpret_cast<std::uint8_t(*)[2][kCChunkBytes]>(&s.stage[0]);
