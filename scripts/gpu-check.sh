@@ -26,6 +26,13 @@
 #             (the plain product, then one elementwise pass): bias, bias+relu, bias+gelu_tanh,
 #             bias+gelu_tanh+aux, bias+gelu, bias+silu, on the llm suite, op nt, f16
 #             and bf16 (bench-epilogue-<dtype>.json)
+#   ab        the A/B of a refactor: this build and another build's hgemm-bench (HGEMM_AB_BEFORE),
+#             interleaved over HGEMM_AB_ROUNDS rounds (default 3) on the auto suite (HGEMM_AUTO_OPS,
+#             default "nt nn"; both accumulations, --iters 10) and on 4096³, 8192³, 16384³ (op nt),
+#             then scripts/ab_compare.py on each: every row's ratio to the same-run cuBLAS against
+#             the other build's, the rows more than 2% behind and the geomeans (ab-<suite>.txt).
+#             The last round is kept as bench-auto-<op>.json and bench-ab-before-auto-<op>.json
+#             (and bench-ab[-before]-squares-nt.json)
 #   python    the Python package's tests (pytest, against torch) on the module built by 'build'
 #   profile   ncu's time, DRAM and L2 counters for every GEMM kernel (ours and cuBLAS's) launched on
 #             HGEMM_PROFILE_SHAPES (profile.csv, summarised in the log): where a shape's time goes
@@ -47,6 +54,7 @@
 #                       word lowercased, e.g. h200): bench-sm90-nn.json is also written as h200-sm90-nn.json
 #   HGEMM_RESULTS_DIR   where to copy those canonical files too (e.g. bench/results)
 #   decode    (step) auto on decode shapes (bench-decode-<op>.json)
+#   HGEMM_AB_BEFORE     (step ab) the other build's hgemm-bench; HGEMM_AB_ROUNDS its rounds (default 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-bench/out/gpu-check}}
@@ -229,6 +237,38 @@ if want auto; then
       --json "$out/bench-auto-$op.json" >>"$out/bench.txt" 2>>"$log"
     summary+=("bench auto $op: rc $?")
   done
+fi
+
+if want ab; then
+  before=${HGEMM_AB_BEFORE:-}
+  if [ -z "$before" ] || [ ! -x "$before" ]; then
+    summary+=("ab: skipped (HGEMM_AB_BEFORE names no executable hgemm-bench: '$before')")
+  else
+    mkdir -p "$out/ab"
+    squares=4096x4096x4096,8192x8192x8192,16384x16384x16384
+    rounds=${HGEMM_AB_ROUNDS:-3}
+    for round in $(seq 1 "$rounds"); do  # old, new, old, new, ...: both builds see the same clocks
+      for side in before after; do
+        bench=$build/tools/hgemm-bench
+        [ "$side" = before ] && bench=$before
+        for op in ${HGEMM_AUTO_OPS:-nt nn}; do
+          timeout 400 "$bench" --kernels auto --suite auto --op "$op" --accum both --iters 10 \
+            --json "$out/ab/$side-$round-auto-$op.json" >>"$out/ab/bench.txt" 2>>"$log"
+        done
+        timeout 400 "$bench" --kernels auto --shapes "$squares" --op nt --accum both --iters 10 \
+          --json "$out/ab/$side-$round-squares-nt.json" >>"$out/ab/bench.txt" 2>>"$log"
+      done
+    done
+    for suite in $(for op in ${HGEMM_AUTO_OPS:-nt nn}; do echo "auto-$op"; done) squares-nt; do
+      python3 scripts/ab_compare.py --before "$out"/ab/before-*-"$suite".json --after "$out"/ab/after-*-"$suite".json \
+        --json "$out/ab-$suite.json" >"$out/ab-$suite.txt" 2>>"$log"
+      rc=$?
+      summary+=("ab $suite: $(tail -1 "$out/ab-$suite.txt") (rc $rc)")
+      [ "${suite%%-*}" = auto ] && new_name=bench-$suite.json || new_name=bench-ab-$suite.json
+      cp "$out/ab/after-$rounds-$suite.json" "$out/$new_name" 2>>"$log"
+      cp "$out/ab/before-$rounds-$suite.json" "$out/bench-ab-before-$suite.json" 2>>"$log"
+    done
+  fi
 fi
 
 if want decode; then
