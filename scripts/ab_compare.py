@@ -23,7 +23,7 @@ KEY_FIELDS = (("m", 0), ("n", 0), ("k", 0), ("ld", 0), ("op", "nn"), ("accum", "
 
 
 def row_key(row):
-    return tuple(row.get(name, default) if row.get(name) is not None else default for name, default in KEY_FIELDS)
+    return tuple(default if row.get(name) is None else row[name] for name, default in KEY_FIELDS)
 
 
 def key_name(key):

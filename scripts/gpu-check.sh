@@ -247,11 +247,12 @@ if want ab; then
     mkdir -p "$out/ab"
     squares=4096x4096x4096,8192x8192x8192,16384x16384x16384
     rounds=${HGEMM_AB_ROUNDS:-3}
+    ops=${HGEMM_AUTO_OPS:-nt nn}
     for round in $(seq 1 "$rounds"); do  # old, new, old, new, ...: both builds see the same clocks
       for side in before after; do
         bench=$build/tools/hgemm-bench
         [ "$side" = before ] && bench=$before
-        for op in ${HGEMM_AUTO_OPS:-nt nn}; do
+        for op in $ops; do
           timeout 400 "$bench" --kernels auto --suite auto --op "$op" --accum both --iters 10 \
             --json "$out/ab/$side-$round-auto-$op.json" >>"$out/ab/bench.txt" 2>>"$log"
         done
@@ -259,7 +260,7 @@ if want ab; then
           --json "$out/ab/$side-$round-squares-nt.json" >>"$out/ab/bench.txt" 2>>"$log"
       done
     done
-    for suite in $(for op in ${HGEMM_AUTO_OPS:-nt nn}; do echo "auto-$op"; done) squares-nt; do
+    for suite in $(printf 'auto-%s ' $ops) squares-nt; do
       python3 scripts/ab_compare.py --before "$out"/ab/before-*-"$suite".json --after "$out"/ab/after-*-"$suite".json \
         --json "$out/ab-$suite.json" >"$out/ab-$suite.txt" 2>>"$log"
       rc=$?
