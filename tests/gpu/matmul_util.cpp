@@ -141,6 +141,21 @@ std::vector<MatmulCase> build_matmul_cases() {
     MatmulCase& c = add("unaligned", 129, 127, 131, Op::N, Op::T);
     c.offset = true, c.c_mode = CMode::InPlace, c.beta = 0.5f;
   }
+  // beta = 0 into rows of D that do not keep column pairs aligned (an odd ldd, a pointer one
+  // element off) with columns past N and alpha ≠ 1: the checked register stores of the tiles
+  // per CTA (64×16 and 128×64 tiles) and of the persistent kernels (f32 D).
+  {
+    MatmulCase& c = add("oddrows", 257, 131, 300, Op::N, Op::T);
+    c.alpha = -0.5f, c.ldd_pad = 3, c.offset = true;
+  }
+  {
+    MatmulCase& c = add("oddrows", 1001, 999, 200, Op::T, Op::N);
+    c.alpha = 0.5f, c.ldd_pad = 2;
+  }
+  {
+    MatmulCase& c = add("oddrows", 2047, 1031, 129);
+    c.alpha = 1.5f, c.ldd_pad = 2;
+  }
   {
     MatmulCase& c = add("alpha0", 128, 128, 128);
     c.alpha = 0.f, c.beta = 2.f;

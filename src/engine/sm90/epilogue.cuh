@@ -106,6 +106,38 @@ __device__ __forceinline__ void store_plain_pairs(const Output& o, std::int64_t 
   }
 }
 
+/// store_accumulators without C where plain_pairs does not hold: columns past N, or rows of D
+/// whose pairs are not aligned for one store (an odd ldd). A thread's pairs step by 8 columns
+/// along two rows, so the row, column and alignment tests are made once per thread; per pair
+/// there is one compare, and one store, or two where the row is misaligned. The stores run once
+/// per tile, as straight-line code fetched cold: their length is the epilogue's cost.
+template <typename D, int N, typename Reg>
+__device__ __forceinline__ void store_checked_pairs(const Output& o, std::int64_t row0, std::int64_t col0, const Reg* d) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
+  D* const top = static_cast<D*>(o.d) + row * o.ldd + col;
+  D* const bottom = top + 8 * o.ldd;
+  const bool top_in = row < o.m, bottom_in = row + 8 < o.m;
+  const bool top_paired = reinterpret_cast<std::uintptr_t>(top) % (2 * sizeof(D)) == 0;
+  const bool bottom_paired = reinterpret_cast<std::uintptr_t>(bottom) % (2 * sizeof(D)) == 0;
+  const std::int64_t left = o.n - col;  // D's columns from this thread's first one on
+  const int cols = left <= 0 ? 0 : left >= N ? N : static_cast<int>(left);
+#pragma unroll
+  for (int q = 0; q < N / 4; ++q) {
+    const bool upper = q % 2 == 0;
+    const int c = (q / 2) * 8;
+    if (!(upper ? top_in : bottom_in) || c >= cols) continue;
+    const float2 v = accumulator_pair(d, q);
+    D* const at = (upper ? top : bottom) + c;
+    if (c + 1 < cols && (upper ? top_paired : bottom_paired)) {
+      store_pair<D>(at, o.alpha * v.x, o.alpha * v.y);
+    } else {
+      at[0] = convert_to<D>(o.alpha * v.x);
+      if (c + 1 < cols) at[1] = convert_to<D>(o.alpha * v.y);
+    }
+  }
+}
+
 /// One warpgroup's m64nN accumulators at (row0, col0) of D, from registers (one loop per type of
 /// D: a type branch per element would spread the loop over the instruction cache).
 template <int N, typename Reg>
@@ -114,19 +146,7 @@ __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t
   with_output_type(o, [&](auto tag) {
     using D = typename decltype(tag)::type;
     if (plain) return store_plain_pairs<D, N>(o, row0, col0, d);
-    if (o.beta == 0.f && !o.epi.on) {  // no C, but columns past N or stores that cannot pair
-      for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-        if (r >= o.m || c >= o.n) return;
-        D* at = static_cast<D*>(o.d) + r * o.ldd + c;
-        if (c + 1 < o.n && reinterpret_cast<std::uintptr_t>(at) % (2 * sizeof(D)) == 0) {
-          store_pair<D>(at, o.alpha * v.x, o.alpha * v.y);
-        } else {
-          at[0] = convert_to<D>(o.alpha * v.x);
-          if (c + 1 < o.n) at[1] = convert_to<D>(o.alpha * v.y);
-        }
-      });
-      return;
-    }
+    if (o.beta == 0.f && !o.epi.on) return store_checked_pairs<D, N>(o, row0, col0, d);
     for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
       if (r >= o.m) return;
       const float pair[2] = {v.x, v.y};
