@@ -59,12 +59,17 @@ struct OneWarpgroupKernel {
   using Mma = WgmmaOp<BN, Acc, In>;
   using Stage = RingSlot<TileA, TileB>;
   using Staged = StagedEpilogue<BN, typename Mma::Reg, Mma::kRegs>;
-  struct Smem {
+  struct SmemBarriersFirst {
     std::uint64_t full[STAGES], empty[STAGES];
     Stage stage[STAGES];  // 1 KiB-aligned: at byte kRingOffset
   };
-  static constexpr int kRingOffset = 1024;
-  static_assert(2 * sizeof(std::uint64_t) * STAGES <= kRingOffset, "the barriers fit below the ring");
+  struct SmemRingFirst {
+    Stage stage[STAGES];
+    std::uint64_t full[STAGES], empty[STAGES];
+  };
+  using Smem = std::conditional_t<T::TRANSPOSED_C, SmemRingFirst, SmemBarriersFirst>;
+  static constexpr int kRingOffset = T::TRANSPOSED_C ? 0 : 1024;
+  static_assert(T::TRANSPOSED_C || 2 * sizeof(std::uint64_t) * STAGES <= kRingOffset, "the barriers fit below the ring");
   /// Whether the tile can be stored by TMA: in 64-column chunks, not transposed.
   static constexpr bool kStoresByTma = !T::TRANSPOSED_C && BN % kCChunkCols == 0;
   /// Whether this launch stores it so: the plan's store path, where the tile allows it.
@@ -92,6 +97,7 @@ struct OneWarpgroupKernel {
   }
   /// The dynamic shared memory of a launch over K (aligned_smem's 1 KiB of room included).
   static constexpr int smem_bytes(std::int64_t k) {
+    if constexpr (T::TRANSPOSED_C) return kSmemBytes;
     return kRingOffset + ring_slots(k) * static_cast<int>(sizeof(Stage)) + 1024;
   }
 
