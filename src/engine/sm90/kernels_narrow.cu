@@ -1,6 +1,6 @@
 // The engine's Narrow kernel: persistent 128×128 single CTAs with a 6-slot ring, for M ≤ 128
 // (a pair of CTAs stacked along M would leave one idle) and for cluster split-K; with and without
-// the stream-K branches.
+// the stream-K branches, each also plain (PlainOf).
 #include "engine/sm90/kernel_launcher.cuh"
 #include "engine/sm90/persistent.cuh"
 
@@ -9,6 +9,9 @@ namespace hgemm::detail::engine {
 using Narrow = Persistent<128, 1, 6, false>;
 
 Status launch_narrow(const KernelLaunch& l, bool stream_k, std::string* message) {
+  if (l.plain)
+    return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<PlainOf<Narrow>>>::Kernel>(l, message)
+                    : launch_kernel_template<PersistentOf<PlainOf<Narrow>>::Kernel>(l, message);
   return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<Narrow>>::Kernel>(l, message)
                   : launch_kernel_template<PersistentOf<Narrow>::Kernel>(l, message);
 }

@@ -1,5 +1,5 @@
 // The engine's Wide kernel: persistent 128×256 tiles, clusters of 2 CTAs along M sharing B by
-// multicast, 4 ring slots; with and without the stream-K branches.
+// multicast, 4 ring slots; with and without the stream-K branches, each also plain (PlainOf).
 #include "engine/sm90/kernel_launcher.cuh"
 #include "engine/sm90/persistent.cuh"
 
@@ -8,6 +8,9 @@ namespace hgemm::detail::engine {
 using Wide = Persistent<256, 2, 4, false>;
 
 Status launch_wide(const KernelLaunch& l, bool stream_k, std::string* message) {
+  if (l.plain)
+    return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<PlainOf<Wide>>>::Kernel>(l, message)
+                    : launch_kernel_template<PersistentOf<PlainOf<Wide>>::Kernel>(l, message);
   return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<Wide>>::Kernel>(l, message)
                   : launch_kernel_template<PersistentOf<Wide>::Kernel>(l, message);
 }

@@ -26,6 +26,8 @@ struct KernelLaunch {
   unsigned grid = 0;
   int cluster = 1;
   cudaStream_t stream = nullptr;
+  /// Every tile goes to D by TMA as it is: the persistent kernels run their PLAIN instantiation.
+  bool plain = false;
 };
 
 // The per-kernel launchers, one translation unit each (they compile in parallel).

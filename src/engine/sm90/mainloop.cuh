@@ -25,14 +25,21 @@ constexpr int kSmemLimit = 227 * 1024;  // per block on sm_90
 /// (sharing B by multicast), STAGES ring slots; SWAPPED: the kernel runs the swapped problem and
 /// writes its C^T into D transposed; STREAM_K: the scheduler can share tiles' K between clusters
 /// (a separate instantiation, so the stream-K branches cost nothing where they are never taken;
-/// measured: docs/ladder.md#stream-k).
-template <int BN_, int CLUSTER_, int STAGES_, bool SWAPPED_, bool STREAM_K_ = false>
+/// measured: docs/ladder.md#stream-k); PLAIN: every tile is stored by TMA as it is (no fused
+/// epilogue, no C, no splits added in the cluster), the other store paths left out.
+template <int BN_, int CLUSTER_, int STAGES_, bool SWAPPED_, bool STREAM_K_ = false, bool PLAIN_ = false>
 struct Persistent {
   static constexpr int BN = BN_, CLUSTER = CLUSTER_, STAGES = STAGES_;
-  static constexpr bool SWAPPED = SWAPPED_, STREAM_K = STREAM_K_;
+  static constexpr bool SWAPPED = SWAPPED_, STREAM_K = STREAM_K_, PLAIN = PLAIN_;
+  static_assert(!(PLAIN && SWAPPED), "a swapped kernel stores D transposed, never by TMA");
 };
 template <typename C>
-using WithStreamK = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, true>;
+using WithStreamK = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, true, C::PLAIN>;
+/// C for the launches that only store tiles by TMA (KernelLaunch::plain): the code those run, a
+/// small part of the general kernel's, then lies together instead of spread among the other
+/// store paths, which a small problem fetches cold.
+template <typename C>
+using PlainOf = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, C::STREAM_K, true>;
 
 /// The work order of configuration C: cluster tiles of CLUSTER×BM rows by BN columns.
 template <typename C>

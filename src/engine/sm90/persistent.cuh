@@ -37,7 +37,7 @@ struct PersistentKernel {
   /// Whether this launch is a cluster split-K one (only single-CTA configurations without the
   /// stream-K branches have the path): producer and consumers must agree on its cluster_sync.
   static __device__ bool adds_splits_in_cluster(const KernelParams& p) {
-    if constexpr (CLUSTER == 1 && !C::STREAM_K)
+    if constexpr (CLUSTER == 1 && !C::STREAM_K && !C::PLAIN)
       return p.cluster_splits > 1;
     else
       return false;
@@ -77,6 +77,17 @@ struct PersistentKernel {
   /// (with the fused epilogue, the values it finished, stored as they are).
   static __device__ void store(Smem& s, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
                                Reg (&acc)[kRegs], int m0, int n0, int consumer, typename Staged::Pending& pending) {
+    if constexpr (C::PLAIN)
+      Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, p.batched ? u.batch : -1, p.out.of_product(u.batch),
+                         pending);
+    else
+      store_by_path(s, p, map_d, u, acc, m0, n0, consumer, pending);
+  }
+
+  /// store for the general kernel: any store path, the fused epilogue first.
+  static __device__ void store_by_path(Smem& s, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
+                                       Reg (&acc)[kRegs], int m0, int n0, int consumer,
+                                       typename Staged::Pending& pending) {
     if (p.store == StorePath::Partials) {
       const std::int64_t slice = static_cast<std::int64_t>(u.split) * p.batch + u.batch;  // [split][product][m][n]
       store_partials<BN>(p.m, p.n, p.partials + slice * p.m * p.n, m0, n0, acc);
