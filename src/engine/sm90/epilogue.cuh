@@ -139,30 +139,32 @@ __device__ __forceinline__ void store_checked_pairs(const Output& o, std::int64_
 }
 
 /// One warpgroup's m64nN accumulators at (row0, col0) of D, from registers (one loop per type of
-/// D: a type branch per element would spread the loop over the instruction cache).
-template <int N, typename Reg>
+/// D: a type branch per element would spread the loop over the instruction cache). WITH_C =
+/// false: for an o without C and without a fused epilogue only, the stores that read C left out.
+template <int N, bool WITH_C = true, typename Reg>
 __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t row0, std::int64_t col0, const Reg* d) {
   const bool plain = plain_pairs<N>(o, col0);
   with_output_type(o, [&](auto tag) {
     using D = typename decltype(tag)::type;
     if (plain) return store_plain_pairs<D, N>(o, row0, col0, d);
-    if (o.beta == 0.f && !o.epi.on) return store_checked_pairs<D, N>(o, row0, col0, d);
-    for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-      if (r >= o.m) return;
-      const float pair[2] = {v.x, v.y};
-      store_run_as<D, 2>(o, r, c, pair);
-    });
+    if (!WITH_C || (o.beta == 0.f && !o.epi.on)) return store_checked_pairs<D, N>(o, row0, col0, d);
+    if constexpr (WITH_C)
+      for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+        if (r >= o.m) return;
+        const float pair[2] = {v.x, v.y};
+        store_run_as<D, 2>(o, r, c, pair);
+      });
   });
 }
 
 /// The same for a swapped kernel: element (r, c) of its tile (`rows` rows in all) goes to
 /// D(c, r). The 8 lanes sharing a column write 8 consecutive elements of D's row.
-template <int N, typename Reg>
+template <int N, bool WITH_C = true, typename Reg>
 __device__ __forceinline__ void store_accumulators_transposed(const Output& o, std::int64_t rows, std::int64_t row0,
                                                               std::int64_t col0, const Reg* d) {
   with_output_type(o, [&](auto tag) {
     using D = typename decltype(tag)::type;
-    if (o.beta == 0.f && !o.epi.on) {  // no C: a conversion and a store per element, D's row bound checked
+    if (!WITH_C || (o.beta == 0.f && !o.epi.on)) {  // no C: a conversion and a store per element, D's row bound checked
       for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
         if (r >= rows) return;
         D* at = static_cast<D*>(o.d) + c * o.ldd + r;
@@ -171,11 +173,12 @@ __device__ __forceinline__ void store_accumulators_transposed(const Output& o, s
       });
       return;
     }
-    for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-      if (r >= rows) return;
-      if (c < o.m) store_run_as<D, 1>(o, c, r, &v.x);
-      if (c + 1 < o.m) store_run_as<D, 1>(o, c + 1, r, &v.y);
-    });
+    if constexpr (WITH_C)
+      for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+        if (r >= rows) return;
+        if (c < o.m) store_run_as<D, 1>(o, c, r, &v.x);
+        if (c + 1 < o.m) store_run_as<D, 1>(o, c + 1, r, &v.y);
+      });
   });
 }
 

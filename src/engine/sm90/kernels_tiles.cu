@@ -7,10 +7,10 @@
 
 namespace hgemm::detail::engine {
 
-template <int BM, int BN>
+template <int BM, int BN, bool PLAIN>
 struct TilesOf {
   template <bool A_MN, bool B_MN, typename Acc, typename In>
-  using Kernel = TilePerCtaKernel<DeepestRing<BM, BN>, A_MN, B_MN, Acc, In>;
+  using Kernel = TilePerCtaKernel<DeepestRing<BM, BN, false, PLAIN>, A_MN, B_MN, Acc, In>;
 };
 
 /// The deepest K at which 64-row tiles take the short-K entry: a ring of two slices at most, small
@@ -53,18 +53,23 @@ Status launch_ring_for_k(const KernelLaunch& l, std::string* message) {
   });
 }
 
+template <bool PLAIN>
+Status launch_tiles_of(const KernelLaunch& l, KernelShape shape, std::string* message) {
+  switch (shape) {
+    case KernelShape::Tile128x64: return launch_ring_for_k<TilesOf<128, 64, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Tile64x64: return launch_ring_for_k<TilesOf<64, 64, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Tile64x32: return launch_ring_for_k<TilesOf<64, 32, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Tile64x16: return launch_ring_for_k<TilesOf<64, 16, PLAIN>::template Kernel>(l, message);
+    default: *message = "internal: not a tile-per-CTA kernel"; return Status::CudaError;
+  }
+}
+
 Status launch_tiles(const KernelLaunch& l, KernelShape shape, std::string* message) {
   if (l.b_mn && (shape == KernelShape::Tile64x32 || shape == KernelShape::Tile64x16)) {
     *message = "internal: a tile narrower than 64 columns cannot hold B with op N";
     return Status::UnsupportedOp;
   }
-  switch (shape) {
-    case KernelShape::Tile128x64: return launch_ring_for_k<TilesOf<128, 64>::Kernel>(l, message);
-    case KernelShape::Tile64x64: return launch_ring_for_k<TilesOf<64, 64>::Kernel>(l, message);
-    case KernelShape::Tile64x32: return launch_ring_for_k<TilesOf<64, 32>::Kernel>(l, message);
-    case KernelShape::Tile64x16: return launch_ring_for_k<TilesOf<64, 16>::Kernel>(l, message);
-    default: *message = "internal: not a tile-per-CTA kernel"; return Status::CudaError;
-  }
+  return l.plain ? launch_tiles_of<true>(l, shape, message) : launch_tiles_of<false>(l, shape, message);
 }
 
 }  // namespace hgemm::detail::engine

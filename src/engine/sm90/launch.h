@@ -26,7 +26,8 @@ struct KernelLaunch {
   unsigned grid = 0;
   int cluster = 1;
   cudaStream_t stream = nullptr;
-  /// Every tile goes to D by TMA as it is: the persistent kernels run their PLAIN instantiation.
+  /// D = alpha·op(A)·op(B), nothing else: no C, no fused epilogue, no splits of K to add. The
+  /// kernels run their PLAIN instantiation where it has the plan's store path.
   bool plain = false;
 };
 

@@ -35,7 +35,7 @@ struct Persistent {
 };
 template <typename C>
 using WithStreamK = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, true, C::PLAIN>;
-/// C for the launches that only store tiles by TMA (KernelLaunch::plain): the code those run, a
+/// C for the plain launches that store tiles by TMA (KernelLaunch::plain): the code those run, a
 /// small part of the general kernel's, then lies together instead of spread among the other
 /// store paths, which a small problem fetches cold.
 template <typename C>

@@ -34,17 +34,20 @@ using namespace sm90;
 /// A tile of BM (64 or 128) rows by BN columns of C, with a ring of up to STAGES k-slices;
 /// TRANSPOSED_C: the kernel runs the swapped problem, whose C is written transposed into D (a
 /// separate instantiation: a run-time choice of the store slows the f16 kernels; measured:
-/// docs/ladder.md#small-tiles).
-template <int BM_, int BN_, int STAGES_, bool TRANSPOSED_C_ = false>
+/// docs/ladder.md#small-tiles); PLAIN: D = alpha·acc for every launch (KernelLaunch::plain), the
+/// fused epilogue and the stores that read C left out, so that the code a tile runs once lies
+/// together.
+template <int BM_, int BN_, int STAGES_, bool TRANSPOSED_C_ = false, bool PLAIN_ = false>
 struct OneWarpgroupTiles {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
-  static constexpr bool TRANSPOSED_C = TRANSPOSED_C_;
+  static constexpr bool TRANSPOSED_C = TRANSPOSED_C_, PLAIN = PLAIN_;
   static_assert(BM == 64 || BM == 128, "one warpgroup covers 64 rows per wgmma, at most two of them");
 };
 
 /// The deepest ring of BM×BN tiles that fits the shared memory of a CTA (at most 16 slots).
-template <int BM, int BN, bool TRANSPOSED_C = false>
-using DeepestRing = OneWarpgroupTiles<BM, BN, std::min(16, (227 * 1024 - 2048) / ((BM + BN) * BK * 2)), TRANSPOSED_C>;
+template <int BM, int BN, bool TRANSPOSED_C = false, bool PLAIN = false>
+using DeepestRing =
+    OneWarpgroupTiles<BM, BN, std::min(16, (227 * 1024 - 2048) / ((BM + BN) * BK * 2)), TRANSPOSED_C, PLAIN>;
 
 /// Up to this many tile rows, the CTAs take C's tiles column by column (OneWarpgroupKernel::tile_origin).
 constexpr int kColumnOrderMaxTileRows = 8;
@@ -137,13 +140,13 @@ struct OneWarpgroupKernel {
   static __device__ void store(const KernelParams& p, const Output& out, const CUtensorMap* map_d, int product,
                                std::uint8_t (&buffers)[2][kCChunkBytes], typename Mma::Reg* acc, int m0, int n0) {
     if constexpr (T::TRANSPOSED_C) {
-      store_accumulators_transposed<BN>(out, p.m, m0, n0, acc);
+      store_accumulators_transposed<BN, !T::PLAIN>(out, p.m, m0, n0, acc);
     } else if (stores_by_tma(p)) {
       typename Staged::Pending pending;  // nothing runs after this tile: its chunks are stored at once
       Staged::store_tile(buffers, map_d, acc, m0, n0, p.batched ? product : -1, out, pending);
       Staged::store_pending(buffers, map_d, pending);
     } else {
-      store_accumulators<BN>(out, m0, n0, acc);
+      store_accumulators<BN, !T::PLAIN>(out, m0, n0, acc);
     }
   }
 
@@ -196,7 +199,7 @@ struct OneWarpgroupKernel {
     wgmma_wait<0>();
     // The fused epilogue (p.out.epi) finishes the accumulators in place, in registers or through
     // the ring, which is idle once every warp's wgmmas have read it; D is staged there too.
-    const bool fused = p.out.epi.on;
+    const bool fused = !T::PLAIN && p.out.epi.on;
     const bool through_ring = stores_by_tma(p) ||
                               (fused && !finishes_in_registers<typename Mma::Reg>(p.out));
     if (through_ring) named_barrier_sync(1, 128);  // the consumer warps
@@ -205,9 +208,10 @@ struct OneWarpgroupKernel {
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h) {
       fence_accumulators(acc[h]);
-      if (fused)
-        finish_accumulators<BN, T::TRANSPOSED_C>(p.out, product, p.m, p.n, m0 + 64 * h, n0, acc[h],
-                                                 reinterpret_cast<float*>(ring[h]));
+      if constexpr (!T::PLAIN)
+        if (fused)
+          finish_accumulators<BN, T::TRANSPOSED_C>(p.out, product, p.m, p.n, m0 + 64 * h, n0, acc[h],
+                                                   reinterpret_cast<float*>(ring[h]));
       store(p, out, &map_d, product, ring[h], acc[h], m0 + 64 * h, n0);
     }
     // The TMA stores must have read shared memory before the CTA exits.
@@ -220,6 +224,7 @@ struct OneWarpgroupKernel {
 /// deepest ring instead (compiled once with it) and is never launched (the plan refuses it).
 template <typename T, bool A_MN, bool B_MN, typename Acc, typename In>
 using TilePerCtaKernel =
-    OneWarpgroupKernel<std::conditional_t<B_MN && (T::BN < 64), DeepestRing<T::BM, 64>, T>, A_MN, B_MN, Acc, In>;
+    OneWarpgroupKernel<std::conditional_t<B_MN && (T::BN < 64), DeepestRing<T::BM, 64, false, T::PLAIN>, T>, A_MN,
+                       B_MN, Acc, In>;
 
 }  // namespace hgemm::detail::engine
