@@ -17,6 +17,7 @@
 
 #include <cuda_bf16.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "common/sm90/c_chunk.cuh"
@@ -138,22 +139,56 @@ __device__ __forceinline__ void store_checked_pairs(const Output& o, std::int64_
   }
 }
 
+/// D's values in one warpgroup's m64nN accumulators at (row0, col0) of D: alpha·acc + beta·C,
+/// with C of type CT, rounded as an f16 D would round them where the accumulators are f16 (then D
+/// is f16 too). TRANSPOSED: a swapped kernel's tile of `rows` rows, whose (r, c) is D(c, r). The
+/// caller then stores them as they are (Output::finished), so the C-reading stores are one loop
+/// per type of C instead of one per pair of types of C and D; and every load of C comes before the
+/// first store of D, which an in-place update (C = D) needs, since each thread stores what it read.
+template <typename CT, int N, bool TRANSPOSED, typename Reg>
+__device__ __forceinline__ void add_c_in_registers(const Output& o, std::int64_t rows, std::int64_t row0,
+                                                   std::int64_t col0, Reg* d) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const std::int64_t row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
+  if (row >= rows) return;  // and so is row + 8
+#pragma unroll
+  for (int q = 0; q < N / 4; ++q) {
+    const std::int64_t r = row + (q % 2) * 8, c = col + (q / 2) * 8;
+    if (r >= rows) continue;
+    float2 v = accumulator_pair(d, q);
+    v.x *= o.alpha, v.y *= o.alpha;
+    if (TRANSPOSED ? c < o.m : c < o.n) v.x = fmaf(o.beta, load_c<CT>(o, TRANSPOSED ? c * o.ldc + r : r * o.ldc + c), v.x);
+    if (TRANSPOSED ? c + 1 < o.m : c + 1 < o.n)
+      v.y = fmaf(o.beta, load_c<CT>(o, TRANSPOSED ? (c + 1) * o.ldc + r : r * o.ldc + c + 1), v.y);
+    set_accumulator_pair(d, q, v);
+  }
+}
+
+/// One warpgroup's m64nN accumulators at (row0, col0) of a D of type D without C (beta = 0, no
+/// fused epilogue), from registers.
+template <typename D, int N, typename Reg>
+__device__ __forceinline__ void store_accumulators_as(const Output& o, std::int64_t row0, std::int64_t col0,
+                                                      const Reg* d) {
+  if (plain_pairs<N>(o, col0)) return store_plain_pairs<D, N>(o, row0, col0, d);
+  store_checked_pairs<D, N>(o, row0, col0, d);
+}
+
 /// One warpgroup's m64nN accumulators at (row0, col0) of D, from registers (one loop per type of
-/// D: a type branch per element would spread the loop over the instruction cache). WITH_C =
-/// false: for an o without C and without a fused epilogue only, the stores that read C left out.
+/// D: a type branch per element would spread the loop over the instruction cache). o has no fused
+/// epilogue (the caller stores what finish_accumulators finished); WITH_C = false: nor C, and the
+/// code that reads it is left out.
 template <int N, bool WITH_C = true, typename Reg>
-__device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t row0, std::int64_t col0, const Reg* d) {
-  const bool plain = plain_pairs<N>(o, col0);
-  with_output_type(o, [&](auto tag) {
-    using D = typename decltype(tag)::type;
-    if (plain) return store_plain_pairs<D, N>(o, row0, col0, d);
-    if (!WITH_C || (o.beta == 0.f && !o.epi.on)) return store_checked_pairs<D, N>(o, row0, col0, d);
-    if constexpr (WITH_C)
-      for_each_accumulator_pair<N>(o.m, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-        if (r >= o.m) return;
-        const float pair[2] = {v.x, v.y};
-        store_run_as<D, 2>(o, r, c, pair);
+__device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t row0, std::int64_t col0, Reg* d) {
+  Output plain = o;
+  if constexpr (WITH_C)
+    if (o.beta != 0.f) {
+      with_c_type_for<Reg>(o, [&](auto tag) {
+        add_c_in_registers<typename decltype(tag)::type, N, false>(o, o.m, row0, col0, d);
       });
+      plain = o.finished();
+    }
+  with_output_type_for<Reg>(plain, [&](auto tag) {
+    store_accumulators_as<typename decltype(tag)::type, N>(plain, row0, col0, d);
   });
 }
 
@@ -161,24 +196,23 @@ __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t
 /// D(c, r). The 8 lanes sharing a column write 8 consecutive elements of D's row.
 template <int N, bool WITH_C = true, typename Reg>
 __device__ __forceinline__ void store_accumulators_transposed(const Output& o, std::int64_t rows, std::int64_t row0,
-                                                              std::int64_t col0, const Reg* d) {
-  with_output_type(o, [&](auto tag) {
-    using D = typename decltype(tag)::type;
-    if (!WITH_C || (o.beta == 0.f && !o.epi.on)) {  // no C: a conversion and a store per element, D's row bound checked
-      for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-        if (r >= rows) return;
-        D* at = static_cast<D*>(o.d) + c * o.ldd + r;
-        if (c < o.m) *at = convert_to<D>(o.alpha * v.x);
-        if (c + 1 < o.m) at[o.ldd] = convert_to<D>(o.alpha * v.y);
+                                                              std::int64_t col0, Reg* d) {
+  Output plain = o;
+  if constexpr (WITH_C)
+    if (o.beta != 0.f) {
+      with_c_type_for<Reg>(o, [&](auto tag) {
+        add_c_in_registers<typename decltype(tag)::type, N, true>(o, rows, row0, col0, d);
       });
-      return;
+      plain = o.finished();
     }
-    if constexpr (WITH_C)
-      for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
-        if (r >= rows) return;
-        if (c < o.m) store_run_as<D, 1>(o, c, r, &v.x);
-        if (c + 1 < o.m) store_run_as<D, 1>(o, c + 1, r, &v.y);
-      });
+  with_output_type_for<Reg>(plain, [&](auto tag) {  // a conversion and a store per element, D's row bound checked
+    using D = typename decltype(tag)::type;
+    for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
+      if (r >= rows) return;
+      D* at = static_cast<D*>(plain.d) + c * plain.ldd + r;
+      if (c < plain.m) *at = convert_to<D>(plain.alpha * v.x);
+      if (c + 1 < plain.m) at[plain.ldd] = convert_to<D>(plain.alpha * v.y);
+    });
   });
 }
 
@@ -257,17 +291,21 @@ struct StagedEpilogue {
      ...);
   }
 
+  /// A finished tile by TMA, for o's type of D (f16 alone with f16 accumulators: with_output_type_for).
   static __device__ void store_tile(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_d,
                                     const Reg* acc, int m0, int n0, int z, const Output& o, Pending& pending) {
     constexpr auto eager = std::make_integer_sequence<int, kEager>();
-    if (o.d_type == DataType::F32)
-      store_tile32(buffers, map_d, acc, m0, n0, z, o.alpha, std::make_integer_sequence<int, BN / kF32ChunkCols>());
-    else if (o.d_type == DataType::BF16)
-      o.alpha == 1.f ? store_tile16<__nv_bfloat16, false>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager)
-                     : store_tile16<__nv_bfloat16, true>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager);
-    else
-      o.alpha == 1.f ? store_tile16<__half, false>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager)
-                     : store_tile16<__half, true>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager);
+    if constexpr (!std::is_same_v<Reg, std::uint32_t>) {
+      if (o.d_type == DataType::F32)
+        return store_tile32(buffers, map_d, acc, m0, n0, z, o.alpha,
+                            std::make_integer_sequence<int, BN / kF32ChunkCols>());
+      if (o.d_type == DataType::BF16)
+        return o.alpha == 1.f
+                   ? store_tile16<__nv_bfloat16, false>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager)
+                   : store_tile16<__nv_bfloat16, true>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager);
+    }
+    o.alpha == 1.f ? store_tile16<__half, false>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager)
+                   : store_tile16<__half, true>(buffers, map_d, acc, m0, n0, z, o.alpha, pending, eager);
   }
 
   /// Stores the next pending chunk, if any (the chunk index must be a compile-time constant for
@@ -311,10 +349,9 @@ struct StagedEpilogue {
   template <int BUFFERS>
   static __device__ void store_rows(std::uint8_t (&buffers)[BUFFERS][kCChunkBytes], const Output& o,
                                     const Reg* acc, int m0, int n0, unsigned barrier_id) {
-    if (o.d_type == DataType::BF16)
-      store_rows<__nv_bfloat16>(buffers, o, acc, m0, n0, barrier_id);
-    else
-      store_rows<__half>(buffers, o, acc, m0, n0, barrier_id);
+    if constexpr (!std::is_same_v<Reg, std::uint32_t>)  // f16 accumulators: f16 D
+      if (o.d_type == DataType::BF16) return store_rows<__nv_bfloat16>(buffers, o, acc, m0, n0, barrier_id);
+    store_rows<__half>(buffers, o, acc, m0, n0, barrier_id);
   }
 };
 

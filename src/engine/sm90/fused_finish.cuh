@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 
 #include <type_traits>
+#include <utility>
 
 #include "common/fused_epilogue.cuh"
 #include "common/sm90/accumulators.cuh"
@@ -15,6 +16,16 @@
 namespace hgemm::detail::engine {
 
 using namespace sm90;
+
+/// Calls f(std::integral_constant<int, J>{}) for J = 0 .. N-1, in order.
+template <typename F, int... J>
+__device__ __forceinline__ void static_for(F&& f, std::integer_sequence<int, J...>) {
+  (f(std::integral_constant<int, J>{}), ...);
+}
+template <int N, typename F>
+__device__ __forceinline__ void static_for(F&& f) {
+  static_for(f, std::make_integer_sequence<int, N>());
+}
 
 /// Bytes of scratch finish_accumulators needs per warpgroup: each warp's 16 rows × 64 floats.
 constexpr int kFinishScratchBytes = 4 * 16 * 64 * 4;
@@ -239,13 +250,23 @@ __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std:
   (void)kLanesPerRow;
   const bool bias_per_column = e.bias && !e.bias_per_row;
 
-  // Unrolled over the chunks: while a chunk's values wait in shared memory, their registers are
-  // free for the loop (at 168 registers, 128 of them accumulators, it needs them).
+  // A chunk's pairs are staged and read back by code unrolled for its index (with_chunk), which
+  // names the accumulator registers. With few accumulators the chunks run in a rolled loop, so the
+  // walks below are one copy of their code, not one per chunk; with many (f32, 256 columns) the
+  // loop is unrolled: while a chunk's values wait in shared memory their registers are free for
+  // the walks, which would spill otherwise.
+  constexpr bool kRolled = (std::is_same_v<Reg, float> ? N / 2 : N / 4) <= 64;
+  auto with_chunk = [&](auto j, auto&& f) {
+    static_for<kChunks>([&](auto J) {
+      if (j == decltype(J)::value) f(J);
+    });
+  };
+  auto finish_chunk = [&](auto j) {
+    with_chunk(j, [&](auto J) {
 #pragma unroll
-  for (int j = 0; j < kChunks; ++j) {
-#pragma unroll
-    for (int q = j * kChunkPairs; q < (j + 1) * kChunkPairs; ++q)
-      *reinterpret_cast<float2*>(at(pair_row(q), pair_col(q))) = accumulator_pair(d, q);
+      for (int q = J * kChunkPairs; q < (J + 1) * kChunkPairs; ++q)
+        *reinterpret_cast<float2*>(at(pair_row(q), pair_col(q))) = accumulator_pair(d, q);
+    });
     __syncwarp();
     const std::int64_t first_col = col0 + j * kCols;
     walk(
@@ -276,9 +297,18 @@ __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std:
     }
     __syncwarp();
     // Each lane reads back the pairs it staged: the next chunk's staging by the same lane waits for nothing.
+    with_chunk(j, [&](auto J) {
 #pragma unroll
-    for (int q = j * kChunkPairs; q < (j + 1) * kChunkPairs; ++q)
-      set_accumulator_pair(d, q, *reinterpret_cast<const float2*>(at(pair_row(q), pair_col(q))));
+      for (int q = J * kChunkPairs; q < (J + 1) * kChunkPairs; ++q)
+        set_accumulator_pair(d, q, *reinterpret_cast<const float2*>(at(pair_row(q), pair_col(q))));
+    });
+  };
+  if constexpr (kRolled) {
+#pragma unroll 1
+    for (int j = 0; j < kChunks; ++j) finish_chunk(j);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) finish_chunk(j);
   }
   __syncwarp();  // the scratch is free again for the warp's own stores
 }

@@ -191,8 +191,9 @@ struct GroupedKernel {
           p.masked() || p.k_grouped() ? w.group * p.out.stride_d : static_cast<std::int64_t>(w.row0) * p.out.ldd;
       o.d = static_cast<char*>(p.out.d) + first * size;
       o.m = w.rows;
-      if (p.out.d_type == DataType::F32)
-        store_accumulators<BN>(o, w.m0 + row, w.n0, acc);
+      // No C and no fused epilogue: f32 D from registers (f32 accumulators only), 16-bit D by rows.
+      if (is_f32_output<Reg>(p.out))
+        store_accumulators_as<float, BN>(o, w.m0 + row, w.n0, acc);
       else
         Staged::store_rows(s.c_chunk[consumer], o, acc, w.m0 + row, w.n0, barrier_id);
     }

@@ -24,6 +24,17 @@ __device__ __forceinline__ float load_element(const void* base, DataType t, std:
   }
 }
 
+/// Element i of a C of type CT (__half, __nv_bfloat16 or float).
+template <typename CT>
+__device__ __forceinline__ float load_c(const Output& o, std::int64_t i) {
+  if constexpr (std::is_same_v<CT, float>)
+    return static_cast<const float*>(o.c)[i];
+  else if constexpr (std::is_same_v<CT, __half>)
+    return __half2float(static_cast<const __half*>(o.c)[i]);
+  else
+    return __bfloat162float(static_cast<const __nv_bfloat16*>(o.c)[i]);
+}
+
 /// v rounded to D's type (__half, __nv_bfloat16 or float).
 template <typename D>
 __device__ __forceinline__ D convert_to(float v) {
@@ -122,6 +133,37 @@ __device__ __forceinline__ void with_output_type(const Output& o, F&& f) {
     case DataType::BF16: f(TypeTag<__nv_bfloat16>{}); break;
     default: f(TypeTag<float>{}); break;
   }
+}
+
+/// Calls f(TypeTag<CT>{}) for o's type of C, as a kernel whose accumulators are Reg knows it: f16
+/// accumulators (32-bit registers of half pairs) come only with f16 C and D (validate_types).
+template <typename Reg, typename F>
+__device__ __forceinline__ void with_c_type_for(const Output& o, F&& f) {
+  if constexpr (std::is_same_v<Reg, std::uint32_t>) {
+    f(TypeTag<__half>{});
+  } else {
+    switch (o.c_type) {
+      case DataType::F16: f(TypeTag<__half>{}); break;
+      case DataType::BF16: f(TypeTag<__nv_bfloat16>{}); break;
+      default: f(TypeTag<float>{}); break;
+    }
+  }
+}
+
+/// with_output_type for a kernel whose accumulators are Reg: with f16 accumulators D is f16, so
+/// such kernels hold the f16 code alone (with_c_type_for).
+template <typename Reg, typename F>
+__device__ __forceinline__ void with_output_type_for(const Output& o, F&& f) {
+  if constexpr (std::is_same_v<Reg, std::uint32_t>)
+    f(TypeTag<__half>{});
+  else
+    with_output_type(o, static_cast<F&&>(f));
+}
+
+/// Whether D is f32, as a kernel with accumulators Reg knows it (never with f16 accumulators).
+template <typename Reg>
+__device__ __forceinline__ bool is_f32_output(const Output& o) {
+  return !std::is_same_v<Reg, std::uint32_t> && o.d_type == DataType::F32;
 }
 
 /// store_run_as for o's type of D and its epilogue, chosen per call (for code outside a
