@@ -162,6 +162,9 @@ struct OneWarpgroupKernel {
     const int slices = static_cast<int>((p.k + BK - 1) / BK), slots = ring_slots(p.k);
 
     if (tid == 0) {
+      // The first loads wait on the operands' tensor maps: fetched while the barriers are set up.
+      prefetch_tensor_map(&map_a);
+      prefetch_tensor_map(&map_b);
       for (int i = 0; i < slots; ++i) mbar_init(&s.full[i], 1), mbar_init(&s.empty[i], WARPS);
       fence_barrier_init();
     }
