@@ -182,12 +182,12 @@ __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t
   Output plain = o;
   if constexpr (WITH_C)
     if (o.beta != 0.f) {
-      with_c_type_for<Reg>(o, [&](auto tag) {
+      with_type_for<Reg>(o.c_type, [&](auto tag) {
         add_c_in_registers<typename decltype(tag)::type, N, false>(o, o.m, row0, col0, d);
       });
       plain = o.finished();
     }
-  with_output_type_for<Reg>(plain, [&](auto tag) {
+  with_type_for<Reg>(plain.d_type, [&](auto tag) {
     store_accumulators_as<typename decltype(tag)::type, N>(plain, row0, col0, d);
   });
 }
@@ -200,12 +200,12 @@ __device__ __forceinline__ void store_accumulators_transposed(const Output& o, s
   Output plain = o;
   if constexpr (WITH_C)
     if (o.beta != 0.f) {
-      with_c_type_for<Reg>(o, [&](auto tag) {
+      with_type_for<Reg>(o.c_type, [&](auto tag) {
         add_c_in_registers<typename decltype(tag)::type, N, true>(o, rows, row0, col0, d);
       });
       plain = o.finished();
     }
-  with_output_type_for<Reg>(plain, [&](auto tag) {  // a conversion and a store per element, D's row bound checked
+  with_type_for<Reg>(plain.d_type, [&](auto tag) {  // a conversion and a store per element, D's row bound checked
     using D = typename decltype(tag)::type;
     for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {
       if (r >= rows) return;
@@ -291,7 +291,7 @@ struct StagedEpilogue {
      ...);
   }
 
-  /// A finished tile by TMA, for o's type of D (f16 alone with f16 accumulators: with_output_type_for).
+  /// A finished tile by TMA, for o's type of D (f16 alone with f16 accumulators: with_type_for).
   static __device__ void store_tile(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_d,
                                     const Reg* acc, int m0, int n0, int z, const Output& o, Pending& pending) {
     constexpr auto eager = std::make_integer_sequence<int, kEager>();

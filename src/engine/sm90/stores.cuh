@@ -124,40 +124,31 @@ __device__ __forceinline__ void store_run_as(const Output& o, std::int64_t row, 
     write_run16<D, W>(at, v, valid);
 }
 
-/// Calls f(TypeTag<D>{}) for o's type of D, so that an epilogue's loop over its elements is
-/// instantiated per type and has no type branch per element.
+/// Calls f(TypeTag<T>{}) for the element type t (__half, __nv_bfloat16 or float), so that an
+/// epilogue's loop over its elements is instantiated per type and has no type branch per element.
 template <typename F>
-__device__ __forceinline__ void with_output_type(const Output& o, F&& f) {
-  switch (o.d_type) {
+__device__ __forceinline__ void with_type(DataType t, F&& f) {
+  switch (t) {
     case DataType::F16: f(TypeTag<__half>{}); break;
     case DataType::BF16: f(TypeTag<__nv_bfloat16>{}); break;
     default: f(TypeTag<float>{}); break;
   }
 }
 
-/// Calls f(TypeTag<CT>{}) for o's type of C, as a kernel whose accumulators are Reg knows it: f16
-/// accumulators (32-bit registers of half pairs) come only with f16 C and D (validate_types).
-template <typename Reg, typename F>
-__device__ __forceinline__ void with_c_type_for(const Output& o, F&& f) {
-  if constexpr (std::is_same_v<Reg, std::uint32_t>) {
-    f(TypeTag<__half>{});
-  } else {
-    switch (o.c_type) {
-      case DataType::F16: f(TypeTag<__half>{}); break;
-      case DataType::BF16: f(TypeTag<__nv_bfloat16>{}); break;
-      default: f(TypeTag<float>{}); break;
-    }
-  }
+/// with_type for o's type of D.
+template <typename F>
+__device__ __forceinline__ void with_output_type(const Output& o, F&& f) {
+  with_type(o.d_type, static_cast<F&&>(f));
 }
 
-/// with_output_type for a kernel whose accumulators are Reg: with f16 accumulators D is f16, so
-/// such kernels hold the f16 code alone (with_c_type_for).
+/// with_type for a kernel whose accumulators are Reg: f16 accumulators (32-bit registers of half
+/// pairs) come only with f16 C and D (validate_types), so such kernels hold the f16 code alone.
 template <typename Reg, typename F>
-__device__ __forceinline__ void with_output_type_for(const Output& o, F&& f) {
+__device__ __forceinline__ void with_type_for(DataType t, F&& f) {
   if constexpr (std::is_same_v<Reg, std::uint32_t>)
     f(TypeTag<__half>{});
   else
-    with_output_type(o, static_cast<F&&>(f));
+    with_type(t, static_cast<F&&>(f));
 }
 
 /// Whether D is f32, as a kernel with accumulators Reg knows it (never with f16 accumulators).
