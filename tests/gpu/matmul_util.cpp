@@ -205,6 +205,13 @@ std::vector<MatmulCase> build_matmul_cases() {
     MatmulCase& c = add("batch", 127, 129, 129);
     c.batch = 0, c.beta = 0.5f;
   }
+  // More tiles than the persistent kernels have clusters, D stored by TMA (beta = 0, aligned, N a
+  // multiple of 8), for every type of D: a tile's last chunks wait in registers and are stored
+  // under the next tile's first slices, or at its end when K has fewer slices than chunks wait.
+  // On an H200: 90 tiles of 256×256 with one slice each; 72 tiles of four slices (the last
+  // ragged) on 36 clusters, two each.
+  add("manytiles", 2560, 2304, 64, Op::N, Op::T);
+  add("manytiles", 2304, 2048, 200).alpha = -1.5f;
   // An empty D: nothing is written.
   add("empty", 0, 129, 7).beta = 0.5f;
   add("empty", 7, 0, 7).beta = 0.5f;
