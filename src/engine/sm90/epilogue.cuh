@@ -194,17 +194,16 @@ __device__ __forceinline__ void store_accumulators(const Output& o, std::int64_t
 
 /// The same for a swapped kernel: element (r, c) of its tile (`rows` rows in all) goes to
 /// D(c, r). The 8 lanes sharing a column write 8 consecutive elements of D's row.
-template <int N, bool WITH_C = true, typename Reg>
+template <int N, typename Reg>
 __device__ __forceinline__ void store_accumulators_transposed(const Output& o, std::int64_t rows, std::int64_t row0,
                                                               std::int64_t col0, Reg* d) {
   Output plain = o;
-  if constexpr (WITH_C)
-    if (o.beta != 0.f) {
-      with_type_for<Reg>(o.c_type, [&](auto tag) {
-        add_c_in_registers<typename decltype(tag)::type, N, true>(o, rows, row0, col0, d);
-      });
-      plain = o.finished();
-    }
+  if (o.beta != 0.f) {
+    with_type_for<Reg>(o.c_type, [&](auto tag) {
+      add_c_in_registers<typename decltype(tag)::type, N, true>(o, rows, row0, col0, d);
+    });
+    plain = o.finished();
+  }
   with_type_for<Reg>(plain.d_type, [&](auto tag) {  // a conversion and a store per element, D's row bound checked
     using D = typename decltype(tag)::type;
     for_each_accumulator_pair<N>(rows, row0, col0, d, [&](std::int64_t r, std::int64_t c, float2 v) {

@@ -6,25 +6,20 @@
 
 namespace hgemm::detail::engine {
 
-template <int BM, int BN, bool PLAIN>
+template <int BM, int BN>
 struct SwappedTilesOf {
   template <bool A_MN, bool B_MN, typename Acc, typename In>
-  using Kernel = TilePerCtaKernel<DeepestRing<BM, BN, /*TRANSPOSED_C=*/true, PLAIN>, A_MN, false, Acc, In>;
+  using Kernel = TilePerCtaKernel<DeepestRing<BM, BN, /*TRANSPOSED_C=*/true>, A_MN, false, Acc, In>;
 };
 
-template <bool PLAIN>
-Status launch_swapped_tiles_of(const KernelLaunch& l, KernelShape shape, std::string* message) {
+Status launch_swapped_tiles(const KernelLaunch& l, KernelShape shape, std::string* message) {
   switch (shape) {
-    case KernelShape::Swapped64x16: return launch_kernel_template<SwappedTilesOf<64, 16, PLAIN>::template Kernel>(l, message);
-    case KernelShape::Swapped64x32: return launch_kernel_template<SwappedTilesOf<64, 32, PLAIN>::template Kernel>(l, message);
-    case KernelShape::Swapped128x16: return launch_kernel_template<SwappedTilesOf<128, 16, PLAIN>::template Kernel>(l, message);
-    case KernelShape::Swapped128x32: return launch_kernel_template<SwappedTilesOf<128, 32, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Swapped64x16: return launch_kernel_template<SwappedTilesOf<64, 16>::Kernel>(l, message);
+    case KernelShape::Swapped64x32: return launch_kernel_template<SwappedTilesOf<64, 32>::Kernel>(l, message);
+    case KernelShape::Swapped128x16: return launch_kernel_template<SwappedTilesOf<128, 16>::Kernel>(l, message);
+    case KernelShape::Swapped128x32: return launch_kernel_template<SwappedTilesOf<128, 32>::Kernel>(l, message);
     default: *message = "internal: not a swapped tile-per-CTA kernel"; return Status::CudaError;
   }
-}
-
-Status launch_swapped_tiles(const KernelLaunch& l, KernelShape shape, std::string* message) {
-  return l.plain ? launch_swapped_tiles_of<true>(l, shape, message) : launch_swapped_tiles_of<false>(l, shape, message);
 }
 
 }  // namespace hgemm::detail::engine

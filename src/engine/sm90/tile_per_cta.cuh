@@ -36,12 +36,14 @@ using namespace sm90;
 /// separate instantiation: a run-time choice of the store slows the f16 kernels; measured:
 /// docs/ladder.md#small-tiles); PLAIN: D = alpha·acc for every launch (KernelLaunch::plain), the
 /// fused epilogue and the stores that read C left out, so that the code a tile runs once lies
-/// together.
+/// together. The swapped kernels keep their general instantiation for every launch: a plain one
+/// ran decode shapes slower, with the same k-loop (docs/worklog.md).
 template <int BM_, int BN_, int STAGES_, bool TRANSPOSED_C_ = false, bool PLAIN_ = false>
 struct OneWarpgroupTiles {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
   static constexpr bool TRANSPOSED_C = TRANSPOSED_C_, PLAIN = PLAIN_;
   static_assert(BM == 64 || BM == 128, "one warpgroup covers 64 rows per wgmma, at most two of them");
+  static_assert(!(TRANSPOSED_C && PLAIN), "the swapped kernels have no plain instantiation");
 };
 
 /// The deepest ring of BM×BN tiles that fits the shared memory of a CTA (at most 16 slots).
@@ -140,7 +142,7 @@ struct OneWarpgroupKernel {
   static __device__ void store(const KernelParams& p, const Output& out, const CUtensorMap* map_d, int product,
                                std::uint8_t (&buffers)[2][kCChunkBytes], typename Mma::Reg* acc, int m0, int n0) {
     if constexpr (T::TRANSPOSED_C) {
-      store_accumulators_transposed<BN, !T::PLAIN>(out, p.m, m0, n0, acc);
+      store_accumulators_transposed<BN>(out, p.m, m0, n0, acc);
     } else if (stores_by_tma(p)) {
       typename Staged::Pending pending;  // nothing runs after this tile: its chunks are stored at once
       Staged::store_tile(buffers, map_d, acc, m0, n0, p.batched ? product : -1, out, pending);
