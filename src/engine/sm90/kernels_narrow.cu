@@ -9,11 +9,7 @@ namespace hgemm::detail::engine {
 using Narrow = Persistent<128, 1, 6, false>;
 
 Status launch_narrow(const KernelLaunch& l, bool stream_k, std::string* message) {
-  if (l.plain && l.params.store == StorePath::Tma)
-    return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<PlainOf<Narrow>>>::Kernel>(l, message)
-                    : launch_kernel_template<PersistentOf<PlainOf<Narrow>>::Kernel>(l, message);
-  return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<Narrow>>::Kernel>(l, message)
-                  : launch_kernel_template<PersistentOf<Narrow>::Kernel>(l, message);
+  return launch_persistent<Narrow>(l, stream_k, message);
 }
 
 }  // namespace hgemm::detail::engine

@@ -8,11 +8,7 @@ namespace hgemm::detail::engine {
 using Wide = Persistent<256, 2, 4, false>;
 
 Status launch_wide(const KernelLaunch& l, bool stream_k, std::string* message) {
-  if (l.plain && l.params.store == StorePath::Tma)
-    return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<PlainOf<Wide>>>::Kernel>(l, message)
-                    : launch_kernel_template<PersistentOf<PlainOf<Wide>>::Kernel>(l, message);
-  return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<Wide>>::Kernel>(l, message)
-                  : launch_kernel_template<PersistentOf<Wide>::Kernel>(l, message);
+  return launch_persistent<Wide>(l, stream_k, message);
 }
 
 }  // namespace hgemm::detail::engine

@@ -9,6 +9,7 @@
 #include "common/sm90/accumulators.cuh"
 #include "engine/sm90/epilogue.cuh"
 #include "engine/sm90/fixup.cuh"
+#include "engine/sm90/kernel_launcher.cuh"
 #include "engine/sm90/mainloop.cuh"
 
 namespace hgemm::detail::engine {
@@ -190,5 +191,15 @@ struct PersistentOf {
   template <bool A_MN, bool B_MN, typename Acc, typename In>
   using Kernel = PersistentKernel<C, A_MN, B_MN, Acc, In>;
 };
+
+/// Launches configuration C's persistent kernel for l, with or without the stream-K branches;
+/// a plain launch that stores by TMA takes C's plain instantiation (PlainOf).
+template <typename C>
+Status launch_persistent(const KernelLaunch& l, bool stream_k, std::string* message) {
+  if constexpr (!C::PLAIN)
+    if (l.plain && l.params.store == StorePath::Tma) return launch_persistent<PlainOf<C>>(l, stream_k, message);
+  return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<C>>::template Kernel>(l, message)
+                  : launch_kernel_template<PersistentOf<C>::template Kernel>(l, message);
+}
 
 }  // namespace hgemm::detail::engine
