@@ -1,5 +1,7 @@
 #include "gpu_util.h"
 
+#include "random_shapes.h"
+
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -44,7 +46,7 @@ std::vector<__half> DeviceHalves::download(std::size_t count, std::size_t offset
 }
 
 std::string Case::name() const {
-  std::string s = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "_" +
+  std::string s = (tag.empty() ? "" : tag + "_") + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "_" +
                   (op_a == Op::N ? "n" : "t") + (op_b == Op::N ? "n" : "t");
   if (alpha != 1.f || beta != 0.f) s += "_ab";
   if (lda_pad || ldb_pad || ldc_pad) s += "_ld" + std::to_string(lda_pad) + std::to_string(ldb_pad) + std::to_string(ldc_pad);
@@ -310,7 +312,52 @@ std::vector<Case> build_many_tiles_cases() {
   return cases;
 }
 
+std::vector<Case> build_random_cases() {
+  std::vector<Case> cases;
+  Draw r(random_seed());
+  const int count = random_case_count(40);
+  while (static_cast<int>(cases.size()) < count) {
+    RandomShape s = random_shape(r, 1e8);
+    if (s.batch > 1) continue;  // gemm() takes one product
+    Case c;
+    c.tag = "random" + std::to_string(cases.size()) + s.kind;
+    c.m = s.m, c.n = s.n, c.k = s.k;
+    c.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
+    c.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+    c.exact = c.k <= 250 && r.chance(0.3);  // |D| ≤ 2·250·4 + 2, exact in f16 and its f16 sums
+    if (c.exact) {
+      c.fill = ref::Fill::SmallInts;
+      c.alpha = r.pick({1.f, -1.f, 2.f}) * (c.k <= 120 ? 1.f : 0.5f), c.beta = r.pick({0.f, 1.f, -1.f});
+    } else {
+      c.alpha = r.pick({1.f, 1.f, -1.5f, 0.5f, 0.25f}), c.beta = r.pick({0.f, 0.f, 1.f, -0.5f, 0.75f});
+    }
+    // Padding: none (TMA-aligned rows where the width allows), to the next 8, or odd.
+    auto pad = [&](std::int64_t width) {
+      const std::int64_t w = std::max<std::int64_t>(width, 1);
+      return r.pick<std::int64_t>({0, 0, (8 - w % 8) % 8, r.between(1, 9)});
+    };
+    c.lda_pad = pad(c.op_a == Op::N ? c.k : c.m), c.ldb_pad = pad(c.op_b == Op::N ? c.n : c.k);
+    c.ldc_pad = pad(c.n);
+    c.offset = r.chance(0.15) ? 1 : 0;
+    c.seed = 70001 + cases.size();
+    cases.push_back(c);
+  }
+  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) {
+    const std::int64_t limit = std::atoll(env);
+    std::vector<Case> kept;
+    for (const Case& c : cases)
+      if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
+    cases = kept;
+  }
+  return cases;
+}
+
 }  // namespace
+
+const std::vector<Case>& random_cases() {
+  static const std::vector<Case> cases = build_random_cases();
+  return cases;
+}
 
 const std::vector<Case>& many_tiles_cases() {
   static const std::vector<Case> cases = build_many_tiles_cases();

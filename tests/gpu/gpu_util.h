@@ -49,6 +49,7 @@ struct Case {
   ref::Fill fill = ref::Fill::Uniform;
   bool exact = false;  ///< small-integer data: every kernel must match the reference exactly
   std::uint64_t seed = 0;
+  std::string tag;  ///< names a drawn case (random_cases): the first word of its name
 
   // Leading dimensions: the stored width (at least 1) plus the case's padding.
   std::int64_t lda() const { return std::max<std::int64_t>(1, op_a == Op::N ? k : m) + lda_pad; }
@@ -87,6 +88,11 @@ const std::vector<Case>& many_tiles_cases();
 /// each of its epilogues (TMA store, rows copied with 16-byte stores, C read, split-K partial
 /// sums, the skinny path).
 const std::vector<Case>& odd_ld_cases();
+
+/// Seeded random cases (random_shapes.h; HGEMM_RANDOM_CASES of them, default 40, batches left
+/// out): random ops, alpha and beta, leading-dimension padding, 2-byte-aligned pointers and
+/// small-integer data. HGEMM_TEST_MAX_DIM applies as to the standard cases.
+const std::vector<Case>& random_cases();
 
 /// The inputs of a case and their fp64 reference, computed once per process.
 struct CaseData {

@@ -25,6 +25,7 @@
 #include <tuple>
 
 #include "matmul_util.h"
+#include "random_shapes.h"
 #include "reference/reference.h"
 
 namespace hgemm::test {
@@ -50,11 +51,12 @@ struct EpiCase {
   std::string kernel = "auto";
   bool special = false;  // NaN and ±Inf in C (beta = 1)
   std::int64_t ld_pad = 3;  // of D (poisoned with NaN); 0 with N a multiple of 8: D as TMA stores it
+  std::int64_t a_pad = 1, b_pad = 2;  // of A's and B's rows: odd by default, so the operands are repacked
 
   std::int64_t ldd() const { return n + ld_pad; }
   std::int64_t ldaux() const { return n + 5; }
-  std::int64_t lda() const { return (op_a == Op::N ? k : m) + 1; }
-  std::int64_t ldb() const { return (op_b == Op::N ? n : k) + 2; }
+  std::int64_t lda() const { return std::max<std::int64_t>(1, op_a == Op::N ? k : m) + a_pad; }
+  std::int64_t ldb() const { return std::max<std::int64_t>(1, op_b == Op::N ? n : k) + b_pad; }
   std::int64_t a_rows() const { return op_a == Op::N ? m : k; }
   std::int64_t b_rows() const { return op_b == Op::N ? k : n; }
   std::int64_t stride_d() const { return m * ldd() + (ld_pad == 0 ? 64 : 7); }  // 64: aligned for TMA too
@@ -88,10 +90,11 @@ const Inputs& inputs(const EpiCase& e) {
   static std::map<std::string, std::unique_ptr<Inputs>> cache;
   const std::string key = std::to_string(e.m) + "x" + std::to_string(e.n) + "x" + std::to_string(e.k) +
                           (e.op_a == Op::N ? "n" : "t") + (e.op_b == Op::N ? "n" : "t") + data_type_name(e.in) +
-                          data_type_name(e.c) + data_type_name(e.bias_type) + std::to_string(e.alpha) + "," +
+                          data_type_name(e.in_place ? e.d : e.c) + data_type_name(e.bias_type) + std::to_string(e.alpha) + "," +
                           std::to_string(e.beta) + (e.in_place ? "i" : "") + std::to_string(e.batch) +
                           (e.fill == ref::Fill::SmallInts ? "s" : "") + (e.special ? "x" : "") +
-                          std::to_string(static_cast<int>(e.along));
+                          std::to_string(static_cast<int>(e.along)) + "p" + std::to_string(e.a_pad) + "," +
+                          std::to_string(e.b_pad) + (e.in_place ? "," + std::to_string(e.ld_pad) : "");
   auto& slot = cache[key];
   if (slot) return *slot;
   auto in = std::make_unique<Inputs>();
@@ -463,6 +466,49 @@ std::vector<EpiCase> special_cases() {
   return out;
 }
 
+// Seeded random cases (random_shapes.h; HGEMM_RANDOM_CASES, default 120): a random shape kind,
+// ops, types, padding of A, B and D, bias (none, along N or M, any type), activation, aux,
+// scales, beta·C apart or in place, batches with shared or per-product vectors, f16
+// accumulation, NaN and ±Inf in C, and now and then the unfused path after cuBLAS.
+std::vector<EpiCase> random_cases() {
+  std::vector<EpiCase> out;
+  Draw r(random_seed() + 2);
+  const int count = random_case_count(120);
+  for (int i = 0; static_cast<int>(out.size()) < count; ++i) {
+    const RandomShape s = random_shape(r, 1e8);
+    EpiCase e = shape("random", s.m, s.n, s.k);
+    e.what = "random" + std::to_string(i) + s.kind;
+    e.batch = s.batch;
+    e.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
+    e.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+    e.in = r.pick({DataType::F16, DataType::BF16});
+    e.d = r.pick(kOutTypes), e.c = r.pick(kOutTypes);
+    e.alpha = r.pick({1.f, 1.f, -0.75f, 1.5f});
+    e.beta = r.pick({0.f, 0.f, 0.f, 0.5f, -1.f});
+    e.in_place = e.beta != 0.f && r.chance(0.3);
+    e.along = r.pick({BiasAlong::N, BiasAlong::N, BiasAlong::M, BiasAlong::None});
+    e.bias_type = r.pick(kOutTypes);
+    e.act = r.pick({Activation::None, Activation::ReLU, Activation::GELU, Activation::GELUTanh, Activation::SiLU});
+    e.aux = r.chance(0.4), e.aux_type = r.pick(kOutTypes);
+    e.scales = r.chance(0.3);
+    e.shared_vectors = e.batch > 1 && r.chance(0.4);
+    auto pad = [&](std::int64_t width) {  // none, to the next multiple of 8, or odd
+      const std::int64_t w = std::max<std::int64_t>(width, 1);
+      return r.pick<std::int64_t>({0, 0, (8 - w % 8) % 8, r.between(1, 9)});
+    };
+    e.a_pad = pad(e.op_a == Op::N ? e.k : e.m), e.b_pad = pad(e.op_b == Op::N ? e.n : e.k), e.ld_pad = pad(e.n);
+    if (e.in == DataType::F16 && e.d == DataType::F16 && e.c == DataType::F16 && e.k <= 500 && r.chance(0.25))
+      e.accum = Accum::F16, e.fill = ref::Fill::SmallInts;  // sums of at most 2000: exact in f16
+    if (e.beta != 0.f && !e.in_place && r.chance(0.15)) {  // NaN and ±Inf in C, compared by class
+      e.special = true, e.beta = 1.f, e.c = DataType::F32, e.d = DataType::F32, e.scales = false;
+      e.accum = Accum::F32, e.fill = ref::Fill::Uniform;
+    }
+    if (r.chance(0.1)) e.kernel = "cublas.acc32", e.accum = Accum::F32;
+    out.push_back(e);
+  }
+  return out;
+}
+
 std::string case_name(const testing::TestParamInfo<EpiCase>& info) { return info.param.name(); }
 
 // HGEMM_TEST_MAX_DIM (environment) drops the cases with a larger dimension (sanitizer runs).
@@ -484,6 +530,7 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, FusedEpilogue, testing::ValuesIn(limited(sc
 INSTANTIATE_TEST_SUITE_P(Decode, FusedEpilogue, testing::ValuesIn(limited(decode_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Other, FusedEpilogue, testing::ValuesIn(limited(other_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Special, FusedEpilogue, testing::ValuesIn(limited(special_cases())), case_name);
+INSTANTIATE_TEST_SUITE_P(Random, FusedEpilogue, testing::ValuesIn(limited(random_cases())), case_name);
 
 class FusedEpilogueApi : public testing::Test {
  protected:

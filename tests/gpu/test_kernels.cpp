@@ -159,5 +159,17 @@ INSTANTIATE_TEST_SUITE_P(Engine, RaggedShapes, testing::ValuesIn(family_cases("e
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Cublas, RaggedShapes, testing::ValuesIn(family_cases("cublas")), param_name);
 
+// Every kernel (each family, ladder rungs and the engine alike) over the seeded random cases.
+std::vector<KernelCase> random_kernel_cases() {
+  std::vector<KernelCase> out;
+  for (const KernelInfo& k : kernels())
+    for (Accum acc : {Accum::F16, Accum::F32})
+      if (k.accums & accum_bit(acc))
+        for (const Case& c : random_cases())
+          if (k.ops & op_bit(c.op_a, c.op_b) && (k.family != "skinny" || c.m <= 16)) out.push_back({k.id, acc, c, k.align});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Random, RaggedShapes, testing::ValuesIn(random_kernel_cases()), param_name);
+
 }  // namespace
 }  // namespace hgemm::test

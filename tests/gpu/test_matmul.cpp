@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "matmul_util.h"
+#include "random_shapes.h"
 
 namespace hgemm::test {
 namespace {
@@ -62,6 +63,54 @@ std::vector<MatmulParam> matmul_params(Entries group) {
           for (const MatmulCase& mc : matmul_cases())
             if (mc.allows(in, c, d) && (k.ops & op_bit(mc.op_a, mc.op_b))) out.push_back({k.id, in, c, d, mc, k.align});
         }
+  return out;
+}
+
+// "auto" over seeded random cases (random_shapes.h; HGEMM_RANDOM_CASES, default 150), each with
+// one random type combination: random ops, alpha and beta, padding, 2-byte-aligned pointers, C
+// apart, in place or null, strided batches with shared operands, small-integer data.
+std::vector<MatmulParam> random_params() {
+  std::vector<MatmulParam> out;
+  Draw r(random_seed() + 1);
+  const int count = random_case_count(150);
+  std::int64_t limit = INT64_MAX;
+  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) limit = std::atoll(env);
+  for (int i = 0; static_cast<int>(out.size()) < count && i < 100 * count; ++i) {
+    const RandomShape s = random_shape(r);
+    MatmulCase c;
+    c.what = "random" + std::to_string(i) + s.kind;
+    c.m = s.m, c.n = s.n, c.k = s.k, c.batch = s.batch;
+    c.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
+    c.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+    c.alpha = r.pick({1.f, 1.f, -1.5f, 0.5f, 2.f});
+    c.beta = r.pick({0.f, 0.f, 0.f, 1.f, -0.5f, 0.75f});
+    c.c_mode = r.chance(0.15) ? CMode::InPlace : c.beta == 0.f && r.chance(0.3) ? CMode::Null : CMode::Separate;
+    c.every_c_type = c.beta == 0.f && r.chance(0.3);
+    if (r.chance(0.25)) c.fill = ref::Fill::SmallInts, c.exact = true;
+    auto pad = [&](std::int64_t width) {  // none, to the next multiple of 8, or odd
+      const std::int64_t w = std::max<std::int64_t>(width, 1);
+      return r.pick<std::int64_t>({0, 0, (8 - w % 8) % 8, r.between(1, 9)});
+    };
+    c.lda_pad = pad(c.op_a == Op::N ? c.k : c.m), c.ldb_pad = pad(c.op_b == Op::N ? c.n : c.k);
+    c.ldc_pad = pad(c.n), c.ldd_pad = pad(c.n);
+    c.offset = r.chance(0.15);
+    if (c.batch > 1) {
+      c.repeat_a = r.chance(0.25), c.repeat_c = c.c_mode == CMode::Separate && r.chance(0.25);
+      c.aligned_batch = r.chance(0.5);
+    }
+    c.seed = 90001 + static_cast<std::uint64_t>(i);
+    if (c.m > limit || c.n > limit || c.k > limit) continue;
+    // One type combination the case allows (an exact case needs D to hold its bound).
+    for (int tries = 0; tries < 20; ++tries) {
+      const DataType in = r.pick({DataType::F16, DataType::BF16});
+      const DataType d = r.pick({DataType::F16, DataType::BF16, DataType::F32});
+      const DataType ct = c.c_mode == CMode::InPlace ? d : r.pick({DataType::F16, DataType::BF16, DataType::F32});
+      if (c.allows(in, ct, d)) {
+        out.push_back({"auto", in, ct, d, c, 1});
+        break;
+      }
+    }
+  }
   return out;
 }
 
@@ -133,12 +182,16 @@ TEST_P(TypedMatmul, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Auto, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Auto)), param_name);
 INSTANTIATE_TEST_SUITE_P(Kernels, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Kernels)), param_name);
 INSTANTIATE_TEST_SUITE_P(Cublas, TypedMatmul, testing::ValuesIn(matmul_params(Entries::Cublas)), param_name);
+INSTANTIATE_TEST_SUITE_P(Random, TypedMatmul, testing::ValuesIn(random_params()), param_name);
 
 // The harness itself, without a device: a kernel that rounds the exact result once into D's
-// type passes every case with every type combination (so the exact cases are exact in D's type
+// type passes every case with every type combination, the random ones included (so the exact cases are exact in D's type
 // and the tolerances hold), and one element written into D's padding or guard zones is caught.
 TEST(TypedMatmulCases, ACorrectlyRoundedResultPassesEveryCheck) {
-  for (const MatmulParam& p : matmul_params(Entries::Auto)) {  // every entry runs a subset of these
+  std::vector<MatmulParam> params = matmul_params(Entries::Auto);  // every entry runs a subset of these
+  const std::vector<MatmulParam> drawn = random_params();
+  params.insert(params.end(), drawn.begin(), drawn.end());
+  for (const MatmulParam& p : params) {
     const MatmulCase& c = p.problem;
     const MatmulData data = matmul_data(c, p.in, p.c);
     const ref::TypedData initial = initial_d_buffer(c, p.d, data);
