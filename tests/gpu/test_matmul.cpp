@@ -75,7 +75,7 @@ std::vector<MatmulParam> random_params() {
   const int count = random_case_count(150);
   std::int64_t limit = INT64_MAX;
   if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) limit = std::atoll(env);
-  for (int i = 0; static_cast<int>(out.size()) < count && i < 100 * count; ++i) {
+  for (int i = 0; i < count; ++i) {
     const RandomShape s = random_shape(r);
     MatmulCase c;
     c.what = "random" + std::to_string(i) + s.kind;
@@ -99,14 +99,14 @@ std::vector<MatmulParam> random_params() {
       c.aligned_batch = r.chance(0.5);
     }
     c.seed = 90001 + static_cast<std::uint64_t>(i);
-    if (c.m > limit || c.n > limit || c.k > limit) continue;
-    // One type combination the case allows (an exact case needs D to hold its bound).
+    // One type combination the case allows (an exact case needs D to hold its bound). Drawn
+    // before the size limit applies, so case i is the same case under any limit.
     for (int tries = 0; tries < 20; ++tries) {
       const DataType in = r.pick({DataType::F16, DataType::BF16});
       const DataType d = r.pick({DataType::F16, DataType::BF16, DataType::F32});
       const DataType ct = c.c_mode == CMode::InPlace ? d : r.pick({DataType::F16, DataType::BF16, DataType::F32});
       if (c.allows(in, ct, d)) {
-        out.push_back({"auto", in, ct, d, c, 1});
+        if (c.m <= limit && c.n <= limit && c.k <= limit) out.push_back({"auto", in, ct, d, c, 1});
         break;
       }
     }
