@@ -124,14 +124,7 @@ std::vector<Case> build_cases() {
   }
   std::uint64_t seed = 1;
   for (Case& c : cases) c.seed = seed++;
-  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) {
-    const std::int64_t limit = std::atoll(env);
-    std::vector<Case> kept;
-    for (const Case& c : cases)
-      if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
-    cases = kept;
-  }
-  return cases;
+  return within_max_dim(std::move(cases));
 }
 
 // The smallest padding that makes a row of `width` elements (at least 1) a multiple of 8, plus
@@ -342,14 +335,7 @@ std::vector<Case> build_random_cases() {
     c.seed = 70001 + cases.size();
     cases.push_back(c);
   }
-  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) {
-    const std::int64_t limit = std::atoll(env);
-    std::vector<Case> kept;
-    for (const Case& c : cases)
-      if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
-    cases = kept;
-  }
-  return cases;
+  return within_max_dim(std::move(cases));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,19 @@ bool have_device(std::string* why);
     std::string why_;                                                 \
     if (!::hgemm::test::have_device(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
   } while (0)
+
+/// The cases whose M, N and K are all at most HGEMM_TEST_MAX_DIM (environment; every case without
+/// it): the small ones a compute-sanitizer run can afford.
+template <typename C>
+std::vector<C> within_max_dim(std::vector<C> cases) {
+  const char* env = std::getenv("HGEMM_TEST_MAX_DIM");
+  if (!env) return cases;
+  const std::int64_t limit = std::atoll(env);
+  std::vector<C> kept;
+  for (const C& c : cases)
+    if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
+  return kept;
+}
 
 /// A device allocation of halves, freed on destruction.
 class DeviceHalves {

@@ -218,14 +218,7 @@ std::vector<MatmulCase> build_matmul_cases() {
 
   std::uint64_t seed = 6001;
   for (MatmulCase& c : cases) c.seed = seed++;
-  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) {  // small cases only (sanitizer runs)
-    const std::int64_t limit = std::atoll(env);
-    std::vector<MatmulCase> kept;
-    for (const MatmulCase& c : cases)
-      if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
-    cases = kept;
-  }
-  return cases;
+  return within_max_dim(std::move(cases));  // small cases only in sanitizer runs
 }
 
 // Elements spanned by `count` matrices of rows × ld, `stride` apart.

@@ -512,16 +512,7 @@ std::vector<EpiCase> random_cases() {
 std::string case_name(const testing::TestParamInfo<EpiCase>& info) { return info.param.name(); }
 
 // HGEMM_TEST_MAX_DIM (environment) drops the cases with a larger dimension (sanitizer runs).
-std::vector<EpiCase> limited(std::vector<EpiCase> cases) {
-  if (const char* env = std::getenv("HGEMM_TEST_MAX_DIM")) {
-    const std::int64_t limit = std::atoll(env);
-    std::vector<EpiCase> kept;
-    for (const EpiCase& c : cases)
-      if (c.m <= limit && c.n <= limit && c.k <= limit) kept.push_back(c);
-    cases = kept;
-  }
-  return cases;
-}
+std::vector<EpiCase> limited(std::vector<EpiCase> cases) { return within_max_dim(std::move(cases)); }
 
 INSTANTIATE_TEST_SUITE_P(Activations, FusedEpilogue, testing::ValuesIn(limited(activation_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Bias, FusedEpilogue, testing::ValuesIn(limited(bias_cases())), case_name);
