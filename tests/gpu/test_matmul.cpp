@@ -82,11 +82,14 @@ std::vector<MatmulParam> random_params() {
     c.m = s.m, c.n = s.n, c.k = s.k, c.batch = s.batch;
     c.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
     c.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
-    c.alpha = r.pick({1.f, 1.f, -1.5f, 0.5f, 2.f});
-    c.beta = r.pick({0.f, 0.f, 0.f, 1.f, -0.5f, 0.75f});
+    // Small integers with integer alpha and beta: every D is an integer within bound(), exact
+    // in any type that holds the bound (allows); fractions would make it depend on the data.
+    const bool exact = r.chance(0.25);
+    c.alpha = exact ? r.pick({1.f, -1.f, 2.f}) : r.pick({1.f, 1.f, -1.5f, 0.5f, 2.f});
+    c.beta = exact ? r.pick({0.f, 0.f, 1.f, -1.f}) : r.pick({0.f, 0.f, 0.f, 1.f, -0.5f, 0.75f});
     c.c_mode = r.chance(0.15) ? CMode::InPlace : c.beta == 0.f && r.chance(0.3) ? CMode::Null : CMode::Separate;
     c.every_c_type = c.beta == 0.f && r.chance(0.3);
-    if (r.chance(0.25)) c.fill = ref::Fill::SmallInts, c.exact = true;
+    if (exact) c.fill = ref::Fill::SmallInts, c.exact = true;
     auto pad = [&](std::int64_t width) {  // none, to the next multiple of 8, or odd
       const std::int64_t w = std::max<std::int64_t>(width, 1);
       return r.pick<std::int64_t>({0, 0, (8 - w % 8) % 8, r.between(1, 9)});
