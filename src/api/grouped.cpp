@@ -80,7 +80,7 @@ Status validate_leading_dims(const GroupedMatmul& p) {
   if (s != Status::Success) return s;
   if (p.d_per_group() && p.groups > 1 && static_cast<__int128>(p.stride_d) < static_cast<__int128>(p.ldd) * p.m)
     return fail(Status::InvalidLeadingDim, "stride_d = " + str(p.stride_d) + " is smaller than ldd * M = " +
-                                               str(p.ldd * p.m) + ": the groups' D matrices would overlap");
+                                               product_string(p.ldd, p.m) + ": the groups' D matrices would overlap");
   return Status::Success;
 }
 

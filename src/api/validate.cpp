@@ -44,6 +44,49 @@ Status validate_types(const Matmul& p) {
   return Status::Success;
 }
 
+// The elements an operand spans: `batch` matrices `stride` apart, each `rows` rows of `width`
+// elements `ld` apart, in 128 bits (sizes are non-negative here, so it cannot overflow).
+__int128 span(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t ld, std::int64_t width) {
+  if (batch <= 0 || rows <= 0 || width <= 0) return 0;
+  return static_cast<__int128>(batch - 1) * stride + static_cast<__int128>(rows - 1) * ld + width;
+}
+
+// No operand, aux matrix or vector the call touches spans more than 2^56 bytes (64 PiB, beyond any
+// GPU's memory) or runs past the end of the address space: every size and address computed after
+// this fits 64 bits.
+Status validate_extents(const Matmul& p) {
+  constexpr __int128 kMostBytes = __int128(1) << 56, kAddressSpace = __int128(1) << 64;
+  auto check = [&](const char* name, const void* ptr, __int128 elements, DataType t) {
+    const __int128 bytes = elements * data_type_size(t);
+    if (bytes > kMostBytes)
+      return fail(Status::ProblemTooLarge, std::string(name) +
+                                               " spans more than 2^56 bytes with these sizes, leading dimension and "
+                                               "batch stride: more than any GPU can address");
+    if (static_cast<__int128>(reinterpret_cast<std::uintptr_t>(ptr)) + bytes > kAddressSpace)
+      return fail(Status::InvalidPointer, std::string(name) + " would run past the end of the address space");
+    return Status::Success;
+  };
+  const bool a_mk = p.op_a == Op::N, b_kn = p.op_b == Op::N;
+  Status s = Status::Success;
+  if (p.a_used()) s = check("A", p.a, span(p.batch, p.stride_a, a_mk ? p.m : p.k, p.lda, a_mk ? p.k : p.m), p.a_type);
+  if (s == Status::Success && p.b_used())
+    s = check("B", p.b, span(p.batch, p.stride_b, b_kn ? p.k : p.n, p.ldb, b_kn ? p.n : p.k), p.b_type);
+  if (s == Status::Success && p.c_read()) s = check("C", p.c, span(p.batch, p.stride_c, p.m, p.ldc, p.n), p.c_type);
+  if (s != Status::Success || !p.d_used()) return s;
+  s = check("D", p.d, span(p.batch, p.stride_d, p.m, p.ldd, p.n), p.d_type);
+  const Epilogue& e = p.epilogue;
+  auto vector = [&](std::int64_t stride, std::int64_t length) { return span(p.batch, stride, 1, 1, length); };
+  if (s == Status::Success && e.bias_along != BiasAlong::None)
+    s = check("epilogue.bias", e.bias, vector(e.stride_bias, e.bias_along == BiasAlong::M ? p.m : p.n), e.bias_type);
+  if (s == Status::Success && e.aux_output)
+    s = check("epilogue.aux", e.aux, span(p.batch, e.stride_aux, p.m, e.ldaux, p.n), e.aux_type);
+  if (s == Status::Success && e.scale_rows)
+    s = check("epilogue.row_scale", e.row_scale, vector(e.stride_row_scale, p.m), DataType::F32);
+  if (s == Status::Success && e.scale_cols)
+    s = check("epilogue.col_scale", e.col_scale, vector(e.stride_col_scale, p.n), DataType::F32);
+  return s;
+}
+
 Status validate_leading_dims(const Matmul& p) {
   // Row-major storage: the leading dimension is at least the stored row width, and at least 1.
   const std::int64_t a_width = p.op_a == Op::N ? p.k : p.m;
@@ -96,7 +139,7 @@ Status validate_pointers(const Matmul& p) {
                                          "batch stride");
   if (p.batch > 1 && p.d_used() && static_cast<__int128>(p.stride_d) < static_cast<__int128>(p.ldd) * p.m)
     return fail(Status::InvalidLeadingDim, "stride_d = " + str(p.stride_d) + " is smaller than ldd * M = " +
-                                               str(p.ldd * p.m) + ": the D matrices would overlap");
+                                               product_string(p.ldd, p.m) + ": the D matrices would overlap");
   if (p.batch == 1 && p.c_read() && p.c != p.d && overlap(p.c, extent(p, p.ldc, p.stride_c, p.c_type), p.d,
                                           extent(p, p.ldd, p.stride_d, p.d_type)))
     return fail(Status::InvalidArgument, "C and D overlap without being the same memory");
@@ -143,7 +186,7 @@ Status validate_epilogue(const Matmul& p) {
   if (!e.aux_output) return Status::Success;
   if (p.batch > 1 && static_cast<__int128>(e.stride_aux) < static_cast<__int128>(e.ldaux) * p.m)
     return fail(Status::InvalidLeadingDim, "epilogue.stride_aux = " + str(e.stride_aux) + " is smaller than ldaux * M = " +
-                                               str(e.ldaux * p.m) + ": the aux matrices would overlap");
+                                               product_string(e.ldaux, p.m) + ": the aux matrices would overlap");
   // aux is written while D is written and C read: the same product's matrices must be apart
   // (products 0 and batch - 1, as the pointer checks look at them).
   for (std::int64_t i : {std::int64_t(0), p.batch - 1}) {
@@ -177,6 +220,7 @@ Status validate_arguments(const Matmul& p) {
   if (Status s = validate_enums(p); s != Status::Success) return s;
   if (Status s = validate_sizes(p); s != Status::Success) return s;
   if (Status s = validate_types(p); s != Status::Success) return s;
+  if (Status s = validate_extents(p); s != Status::Success) return s;
   if (Status s = validate_leading_dims(p); s != Status::Success) return s;
   if (Status s = validate_pointers(p); s != Status::Success) return s;
   return validate_epilogue(p);

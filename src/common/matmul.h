@@ -34,10 +34,11 @@ inline void* element_at(void* base, DataType t, std::int64_t offset) {
 
 inline Matmul Matmul::product(std::int64_t i) const {
   Matmul p = *this;
-  p.a = element_at(a, a_type, i * stride_a);
-  p.b = element_at(b, b_type, i * stride_b);
-  p.c = element_at(c, c_type, i * stride_c);
-  p.d = element_at(d, d_type, i * stride_d);
+  // Only the matrices the call touches move: validation bounds their strides, not the others'.
+  if (a_used()) p.a = element_at(a, a_type, i * stride_a);
+  if (b_used()) p.b = element_at(b, b_type, i * stride_b);
+  if (d_used()) p.d = element_at(d, d_type, i * stride_d);
+  p.c = c == d ? p.d : c_read() ? element_at(c, c_type, i * stride_c) : c;
   p.batch = 1;
   p.stride_a = p.stride_b = p.stride_c = p.stride_d = 0;
   return p;

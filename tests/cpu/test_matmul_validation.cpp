@@ -3,6 +3,7 @@
 // on to the device: NoDevice without a GPU, InvalidPointer with one (the pointers are fake).
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -186,6 +187,35 @@ TEST(TypedMatmulValidation, BatchedDMatricesMustNotOverlap) {
   // One product: D's stride is never used.
   p.batch = 1, p.stride_d = 0;
   EXPECT_TRUE(accepted(call(p)));
+}
+
+// Sizes no GPU can hold are refused before any size arithmetic could overflow 64 bits, and a
+// matrix may not wrap around the end of the address space.
+TEST(TypedMatmulValidation, ExtentsBeyondAnyGpuAreRefused) {
+  MatmulArgs p = args();
+  p.m = std::int64_t(1) << 40, p.lda = p.ldd = p.ldc = std::int64_t(1) << 40;
+  EXPECT_TRUE(refused(call(p), Status::ProblemTooLarge, "A spans more than 2^56 bytes"));
+  p = args(), p.ldd = INT64_MAX, p.beta = 0.f;  // D of 4 rows with the largest ld
+  EXPECT_TRUE(refused(call(p), Status::ProblemTooLarge, "D spans more than 2^56 bytes"));
+  p = args(), p.batch = INT64_MAX, p.stride_a = 24, p.stride_b = 30, p.stride_c = p.stride_d = 20;
+  EXPECT_TRUE(refused(call(p), Status::ProblemTooLarge, "A spans"));
+  p.stride_a = p.stride_b = 0;  // one A and one B, but C and D still span the batch
+  EXPECT_TRUE(refused(call(p), Status::ProblemTooLarge, "C spans"));
+  p = args(), p.beta = 0.f, p.epilogue.aux_output = true, p.epilogue.aux = fake(5), p.epilogue.ldaux = INT64_MAX;
+  EXPECT_TRUE(refused(call(p), Status::ProblemTooLarge, "epilogue.aux spans"));
+  p = args(), p.b = reinterpret_cast<const void*>(UINTPTR_MAX - 31);  // 6 rows of 5 f16 from there wrap
+  EXPECT_TRUE(refused(call(p), Status::InvalidPointer, "B would run past the end of the address space"));
+  // The largest a GPU could hold still passes: 2^40 elements of A in one row each of 2^20 rows.
+  p = args(), p.m = std::int64_t(1) << 20, p.k = std::int64_t(1) << 20, p.lda = p.k, p.ldb = 5, p.beta = 0.f;
+  EXPECT_TRUE(accepted(call(p)));
+}
+
+// Products of sizes in messages are printed whole, not wrapped around 64 bits.
+TEST(BatchedValidationMessages, AProductOfSizesBeyond64BitsIsPrintedWhole) {
+  __half* c = static_cast<__half*>(fake(3));
+  const Status s = gemm_strided_batched(Op::N, Op::N, INT64_MAX, 5, 6, 1.f, static_cast<const __half*>(fake(1)), 6, 0,
+                                        static_cast<const __half*>(fake(2)), 5, 0, 0.f, c, 4, 1, 2);
+  EXPECT_TRUE(refused(s, Status::InvalidLeadingDim, "ldc * M = 36893488147419103228"));
 }
 
 TEST(TypedMatmulValidation, LeadingDimensionsOfCAndD) {
