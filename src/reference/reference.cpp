@@ -51,12 +51,12 @@ Reference reference_product(Op op_a, Op op_b, std::int64_t m, std::int64_t n, st
   ref.b_col_norm.assign(static_cast<std::size_t>(n), 0.0);
   const std::vector<double> da = densify(op_a, a, a_type, lda, m, k, /*transposed_out=*/false);  // m×k
   const std::vector<double> db = densify(op_b, b, b_type, ldb, k, n, /*transposed_out=*/true);   // n×k
-  for (std::int64_t i = 0; i < m; ++i) ref.a_row_norm[i] = std::sqrt(dot(&da[i * k], &da[i * k], k));
-  for (std::int64_t j = 0; j < n; ++j) ref.b_col_norm[j] = std::sqrt(dot(&db[j * k], &db[j * k], k));
+  for (std::int64_t i = 0; i < m; ++i) ref.a_row_norm[i] = std::sqrt(dot(da.data() + i * k, da.data() + i * k, k));
+  for (std::int64_t j = 0; j < n; ++j) ref.b_col_norm[j] = std::sqrt(dot(db.data() + j * k, db.data() + j * k, k));
   parallel_for(m, [&](std::int64_t i0, std::int64_t i1) {
     for (std::int64_t i = i0; i < i1; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
-        double v = alpha * dot(&da[i * k], &db[j * k], k);
+        double v = alpha * dot(da.data() + i * k, db.data() + j * k, k);
         if (beta != 0) {
           const double bc = beta * load(c, c_type, i * ldc + j);
           v += bc;
