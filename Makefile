@@ -3,16 +3,20 @@
 #               console, JSON and PNG charts in bench/out/ (fails with a clear message without a GPU)
 #   make test   build, then run every test (GPU tests skip without a device)
 #   make deps   install what is missing (scripts/install-deps.sh); build runs it first, DEPS=0 skips it
+#   make sanitize  the CPU tests built with AddressSanitizer and UndefinedBehaviorSanitizer (Debug,
+#               in $(SANITIZE_BUILD)): the host's size arithmetic, validation and reference, where
+#               a Release build would pass over an overflow
 # Variables: BUILD (build folder), ARCHS (CUDA architectures, e.g. ARCHS=90a for an H100/H200 only).
 BUILD ?= build
 ARCHS ?= 80;89;90a
 JOBS ?= $(shell nproc)
 RUN_JSON ?= bench/out/hgemm-bench.json
+SANITIZE_BUILD ?= build-sanitize
 DEPS ?= 1
 # nvcc also from /usr/local/cuda/bin when it is not on PATH
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: deps build test run clean
+.PHONY: deps build test sanitize run clean
 
 deps:
 ifneq ($(DEPS),0)
@@ -26,10 +30,17 @@ build: deps
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+sanitize: deps
+	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHGEMM_CUDA_ARCHS="$(ARCHS)" \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target hgemm_cpu_tests
+	UBSAN_OPTIONS=print_stacktrace=1 $(SANITIZE_BUILD)/tests/hgemm_cpu_tests --gtest_brief=1
+
 run: build
 	mkdir -p $(dir $(RUN_JSON))
 	$(BUILD)/tools/hgemm-bench --suite ladder --json $(RUN_JSON) --csv $(RUN_JSON:.json=.csv)
 	python3 python/plot_bench.py $(RUN_JSON) --out-dir $(dir $(RUN_JSON))
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD)
