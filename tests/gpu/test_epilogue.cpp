@@ -24,6 +24,8 @@
 #include <map>
 #include <tuple>
 
+#include <gtest/gtest-spi.h>
+
 #include "matmul_util.h"
 #include "random_shapes.h"
 #include "reference/reference.h"
@@ -513,6 +515,46 @@ std::string case_name(const testing::TestParamInfo<EpiCase>& info) { return info
 
 // HGEMM_TEST_MAX_DIM (environment) drops the cases with a larger dimension (sanitizer runs).
 std::vector<EpiCase> limited(std::vector<EpiCase> cases) { return within_max_dim(std::move(cases)); }
+
+// The harness itself, without a device, on the random cases (the others are too large to
+// compute here): D and aux rounded once from the fp64 formulas pass every check, NaN and Inf
+// classes included, and one element written into D's padding is caught.
+TEST(FusedEpilogueCases, ACorrectlyRoundedResultPassesEveryCheck) {
+  for (const EpiCase& e : random_cases()) {
+    const Inputs& in = inputs(e);
+    RunResult r{Status::Success, "", ref::TypedData(e.d, static_cast<std::size_t>(kGuard + e.batch * e.stride_d() + kGuard)),
+                ref::TypedData(e.aux_type, static_cast<std::size_t>(kGuard + e.batch * e.stride_aux() + kGuard))};
+    r.d.fill_bits(ref::nan_bits(e.d));
+    r.aux.fill_bits(ref::nan_bits(e.aux_type));
+    for (std::int64_t b = 0; b < e.batch; ++b) {
+      const std::int64_t v = e.shared_vectors ? 0 : b;
+      for (std::int64_t i = 0; i < e.m; ++i)
+        for (std::int64_t j = 0; j < e.n; ++j) {
+          const double bias =
+              e.along == BiasAlong::None ? 0 : in.bias.get(v * e.bias_len() + (e.along == BiasAlong::M ? i : j));
+          const double s = e.scales ? in.row_scale.get(v * e.m + i) * in.col_scale.get(v * e.n + j) : 1;
+          const double z = in.reference[static_cast<std::size_t>(b)].c[i * e.n + j] + bias;
+          r.d.set(static_cast<std::size_t>(kGuard + b * e.stride_d() + i * e.ldd() + j),
+                  static_cast<float>(ref::activate(e.act, z) * s));
+          if (e.aux) r.aux.set(static_cast<std::size_t>(kGuard + b * e.stride_aux() + i * e.ldaux() + j), static_cast<float>(z));
+        }
+    }
+    expect_matches(e, in, r);
+    expect_padding_untouched(e, r);
+    if (testing::Test::HasFailure()) return;  // one case's failures are enough to read
+    if (e.m > 0 && e.n > 0 && e.ld_pad > 0) {  // a stray write past D's last column is seen
+      RunResult stray = r;
+      stray.d.set(static_cast<std::size_t>(kGuard + e.n), 1.f);
+      testing::TestPartResultArray failures;
+      {
+        testing::ScopedFakeTestPartResultReporter catcher(testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD,
+                                                          &failures);
+        expect_padding_untouched(e, stray);
+      }
+      EXPECT_EQ(failures.size(), 1) << e.name() << ": a write into D's padding went unseen";
+    }
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(Activations, FusedEpilogue, testing::ValuesIn(limited(activation_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Bias, FusedEpilogue, testing::ValuesIn(limited(bias_cases())), case_name);
