@@ -171,5 +171,24 @@ std::vector<KernelCase> random_kernel_cases() {
 }
 INSTANTIATE_TEST_SUITE_P(Random, RaggedShapes, testing::ValuesIn(random_kernel_cases()), param_name);
 
+// The harness itself, without a device, on the random cases: C rounded once to f16 from the
+// reference passes both tolerances (and the exact cases exactly) for either accumulation.
+TEST(RaggedShapeCases, ACorrectlyRoundedResultPassesEveryCheck) {
+  for (const Case& c : random_cases()) {
+    const CaseData& d = case_data(c);
+    std::vector<__half> got(static_cast<std::size_t>(std::max<std::int64_t>(c.m * c.ldc(), 1)));
+    for (std::int64_t i = 0; i < c.m; ++i)
+      for (std::int64_t j = 0; j < c.n; ++j)
+        got[static_cast<std::size_t>(i * c.ldc() + j)] = __double2half(d.reference.c[static_cast<std::size_t>(i * c.n + j)]);
+    const ref::ErrorStats e = ref::compare(d.reference, got.data(), c.ldc());
+    EXPECT_EQ(e.nonfinite, 0) << c.name();
+    if (c.exact) EXPECT_EQ(e.max_abs, 0.0) << c.name() << ": the exact result is not an f16 value";
+    for (Accum acc : {Accum::F16, Accum::F32}) {
+      EXPECT_LE(e.rel_fro, tolerance_rel_fro(acc, c.k)) << c.name();
+      EXPECT_LE(e.max_scaled, tolerance_max_scaled(acc, c.k)) << c.name();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hgemm::test
