@@ -4,6 +4,7 @@
 // come evenly spaced (run as one strided launch) and in reverse order (one launch per product).
 #include <algorithm>
 #include <cstring>
+#include <ostream>
 
 #include "gpu_util.h"
 
@@ -21,8 +22,7 @@ struct BatchCase {
   bool reversed = false;  // pointer arrays from the last matrix to the first: no common stride
 };
 
-std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
-  const BatchCase& c = info.param;
+std::string batch_label(const BatchCase& c) {
   std::string s = c.kernel + (c.accum == Accum::F16 ? "_acc16_" : "_acc32_") + (c.op_a == Op::N ? "n" : "t") +
                   (c.op_b == Op::N ? "n" : "t") + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
                   std::to_string(c.k) + "_b" + std::to_string(c.batch) + (c.pointer_arrays ? "_ptrs" : "_strided") +
@@ -31,6 +31,11 @@ std::string batch_name(const testing::TestParamInfo<BatchCase>& info) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;
 }
+
+std::string batch_name(const testing::TestParamInfo<BatchCase>& info) { return batch_label(info.param); }
+
+// How gtest shows a parameter (instead of its bytes).
+void PrintTo(const BatchCase& c, std::ostream* os) { *os << batch_label(c); }
 
 std::vector<BatchCase> batch_cases() {
   std::vector<BatchCase> out;

@@ -9,6 +9,7 @@
 // small-integer cases must match bit for bit.
 #include <cstring>
 #include <numeric>
+#include <ostream>
 #include <random>
 #include <thread>
 
@@ -160,6 +161,12 @@ std::vector<GroupedRun> grouped_runs() {
     if (!c.exact && (c.what == "uneven" || c.what == "masked" || c.what == "kuneven")) runs.push_back({c, DataType::F16, DataType::F16, Accum::F16});
   }
   return runs;
+}
+
+// How gtest shows a parameter (instead of its bytes).
+void PrintTo(const GroupedRun& r, std::ostream* os) {
+  *os << r.c.name() << ", A/B " << data_type_name(r.in) << ", D " << data_type_name(r.d)
+      << (r.accum == Accum::F16 ? ", f16 accumulation" : "");
 }
 
 std::string run_name(const testing::TestParamInfo<GroupedRun>& info) {

@@ -1,6 +1,7 @@
 // Every registered kernel against the fp64 CPU reference, over the standard case set, for each
 // accumulation type and op combination the kernel implements.
 #include <cstring>
+#include <ostream>
 
 #include "gpu_util.h"
 
@@ -13,6 +14,12 @@ struct KernelCase {
   Case problem;
   int align = 1;  // the entry's alignment requirement (KernelInfo::align)
 };
+
+// How gtest shows a parameter (instead of its bytes).
+void PrintTo(const KernelCase& p, std::ostream* os) {
+  *os << p.kernel << (p.accum == Accum::F16 ? ", f16 accumulation, " : ", f32 accumulation, ") << p.problem.name()
+      << " (seed " << p.problem.seed << ")";
+}
 
 // Whether the case meets an entry's alignment: pointers and leading dimensions multiples of it.
 bool meets_alignment(const Case& c, int align) {
