@@ -55,9 +55,11 @@ Status gemm_strided_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, st
                             std::int64_t ldb, std::int64_t stride_b, float beta, __half* c, std::int64_t ldc,
                             std::int64_t stride_c, std::int64_t batch, const GemmOptions& options) {
   if (batch < 0) return detail::fail(Status::InvalidSize, "negative batch count " + str(batch));
-  if (batch > 1 && m > 0 && n > 0 && stride_c >= 0 && static_cast<__int128>(stride_c) < static_cast<__int128>(ldc) * m)
+  if (batch > 1 && m > 0 && n > 0 && stride_c >= 0 &&
+      static_cast<__int128>(stride_c) < static_cast<__int128>(ldc) * m)
     return detail::fail(Status::InvalidLeadingDim, "stride_c = " + str(stride_c) + " is smaller than ldc * M = " +
-                                                       detail::product_string(ldc, m) + ": the C matrices would overlap");
+                                                       detail::product_string(ldc, m) +
+                                                       ": the C matrices would overlap");
   MatmulArgs args = in_place_f16(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   args.batch = batch, args.stride_a = stride_a, args.stride_b = stride_b, args.stride_c = args.stride_d = stride_c;
   return matmul(args, options);
@@ -74,8 +76,8 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
   // must not overlap, which the strided call checks.
   const std::int64_t stride_a = common_stride(a, batch), stride_b = common_stride(b, batch),
                      stride_c = common_stride(c, batch);
-  if (batch > 1 && stride_a >= 0 && stride_b >= 0 && static_cast<__int128>(stride_c) >= static_cast<__int128>(ldc) * m &&
-      m > 0 && n > 0)
+  if (batch > 1 && stride_a >= 0 && stride_b >= 0 &&
+      static_cast<__int128>(stride_c) >= static_cast<__int128>(ldc) * m && m > 0 && n > 0)
     return gemm_strided_batched(op_a, op_b, m, n, k, alpha, a[0], lda, stride_a, b[0], ldb, stride_b, beta, c[0], ldc,
                                 stride_c, batch, options);
   auto product = [&](std::int64_t i) {

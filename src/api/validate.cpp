@@ -185,8 +185,9 @@ Status validate_epilogue(const Matmul& p) {
                                                        "bf16, 4 for f32)");
   if (!e.aux_output) return Status::Success;
   if (p.batch > 1 && static_cast<__int128>(e.stride_aux) < static_cast<__int128>(e.ldaux) * p.m)
-    return fail(Status::InvalidLeadingDim, "epilogue.stride_aux = " + str(e.stride_aux) + " is smaller than ldaux * M = " +
-                                               product_string(e.ldaux, p.m) + ": the aux matrices would overlap");
+    return fail(Status::InvalidLeadingDim, "epilogue.stride_aux = " + str(e.stride_aux) +
+                                               " is smaller than ldaux * M = " + product_string(e.ldaux, p.m) +
+                                               ": the aux matrices would overlap");
   // aux is written while D is written and C read: the same product's matrices must be apart
   // (products 0 and batch - 1, as the pointer checks look at them).
   for (std::int64_t i : {std::int64_t(0), p.batch - 1}) {

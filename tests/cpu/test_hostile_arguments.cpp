@@ -2,9 +2,9 @@
 // arithmetic (negative, zero, one, 2^31 and around it, 2^40, 2^62, INT64_MAX and INT64_MIN),
 // out-of-range enums, null, misaligned and overlapping pointers, NaN and Inf scalars, through
 // every public entry. Each call must come back with a status of the enum and, unless Success, a
-// message saying why: no crash, no exception. Under -fsanitize=address,undefined (a build with those flags) the same draw also
-// shows any overflow in the host's checks. Without a GPU a call that passes every host check ends
-// with NoDevice; nothing is launched, and no pointer is dereferenced.
+// message saying why: no crash, no exception. Under -fsanitize=address,undefined (make sanitize)
+// the same draw also shows any overflow in the host's checks. Without a GPU a call that passes
+// every host check ends with NoDevice; nothing is launched, and no pointer is dereferenced.
 #include <gtest/gtest.h>
 
 #include <climits>

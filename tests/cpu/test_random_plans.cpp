@@ -82,7 +82,8 @@ Matmul random_problem(test::Draw& r) {
     Epilogue& e = p.epilogue;
     e.bias_along = r.pick({BiasAlong::None, BiasAlong::N, BiasAlong::M});
     e.bias = fake(5, 0), e.bias_type = r.pick({DataType::F16, DataType::BF16, DataType::F32});
-    e.activation = r.pick({Activation::None, Activation::ReLU, Activation::GELU, Activation::GELUTanh, Activation::SiLU});
+    e.activation =
+        r.pick({Activation::None, Activation::ReLU, Activation::GELU, Activation::GELUTanh, Activation::SiLU});
     e.aux_output = r.chance(0.3);
     e.aux = const_cast<void*>(fake(6, 0)), e.aux_type = p.d_type, e.ldaux = p.n + 3, e.stride_aux = (p.n + 3) * p.m;
     e.scale_cols = r.chance(0.2), e.col_scale = static_cast<const float*>(fake(7, 0));
@@ -104,8 +105,9 @@ std::string label(const Matmul& p) {
 template <int ROWS, int COLS>
 void check_schedule(const Plan& plan, int compiled_cluster, const std::string& what) {
   const bool stream_k = plan.choice.scheduler == Scheduler::StreamK;
-  const TileSchedule<ROWS, COLS, 8, 64> s(plan.m, plan.n, plan.k, plan.splits, static_cast<int>(plan.grid) / compiled_cluster,
-                                          stream_k, static_cast<int>(plan.batch));
+  const int clusters = static_cast<int>(plan.grid) / compiled_cluster;
+  const TileSchedule<ROWS, COLS, 8, 64> s(plan.m, plan.n, plan.k, plan.splits, clusters, stream_k,
+                                          static_cast<int>(plan.batch));
   ASSERT_EQ(s.splits, plan.splits) << what;
   ASSERT_LE(static_cast<std::int64_t>(s.tiles) * s.splits, INT_MAX) << what;
   if (stream_k) ASSERT_LE(static_cast<std::int64_t>(s.sk_slices) * (s.clusters + 1), INT_MAX) << "run bounds, " << what;
@@ -198,7 +200,8 @@ TEST(RandomPlans, AutoRunsEveryValidProblemAndEveryEnginePlanIsSound) {
       Choice c;
       std::string why;
       ASSERT_EQ(choose_auto(p, *d, &c, &why), Status::Success) << d->name << " " << label(p) << ": " << why;
-      ASSERT_EQ(check_supported(*c.entry, p, d->cc, &why), Status::Success) << d->name << " " << label(p) << ": " << why;
+      ASSERT_EQ(check_supported(*c.entry, p, d->cc, &why), Status::Success)
+          << d->name << " " << label(p) << ": " << why;
       if (!d->hopper()) {
         EXPECT_NE(c.entry->info.family, "sm90") << d->name << " " << label(p);
         EXPECT_NE(c.entry->info.family, "engine") << d->name << " " << label(p);

@@ -46,8 +46,8 @@ std::vector<__half> DeviceHalves::download(std::size_t count, std::size_t offset
 }
 
 std::string Case::name() const {
-  std::string s = (tag.empty() ? "" : tag + "_") + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "_" +
-                  (op_a == Op::N ? "n" : "t") + (op_b == Op::N ? "n" : "t");
+  std::string s = (tag.empty() ? "" : tag + "_") + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                  std::to_string(k) + "_" + (op_a == Op::N ? "n" : "t") + (op_b == Op::N ? "n" : "t");
   if (alpha != 1.f || beta != 0.f) s += "_ab";
   if (lda_pad || ldb_pad || ldc_pad) s += "_ld" + std::to_string(lda_pad) + std::to_string(ldb_pad) + std::to_string(ldc_pad);
   if (offset) s += "_unaligned";

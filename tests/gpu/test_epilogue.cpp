@@ -536,7 +536,8 @@ TEST(FusedEpilogueCases, ACorrectlyRoundedResultPassesEveryCheck) {
           const double z = in.reference[static_cast<std::size_t>(b)].c[i * e.n + j] + bias;
           r.d.set(static_cast<std::size_t>(kGuard + b * e.stride_d() + i * e.ldd() + j),
                   static_cast<float>(ref::activate(e.act, z) * s));
-          if (e.aux) r.aux.set(static_cast<std::size_t>(kGuard + b * e.stride_aux() + i * e.ldaux() + j), static_cast<float>(z));
+          if (e.aux)
+            r.aux.set(static_cast<std::size_t>(kGuard + b * e.stride_aux() + i * e.ldaux() + j), static_cast<float>(z));
         }
     }
     expect_matches(e, in, r);
@@ -547,8 +548,8 @@ TEST(FusedEpilogueCases, ACorrectlyRoundedResultPassesEveryCheck) {
       stray.d.set(static_cast<std::size_t>(kGuard + e.n), 1.f);
       testing::TestPartResultArray failures;
       {
-        testing::ScopedFakeTestPartResultReporter catcher(testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD,
-                                                          &failures);
+        using Reporter = testing::ScopedFakeTestPartResultReporter;
+        Reporter catcher(Reporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
         expect_padding_untouched(e, stray);
       }
       EXPECT_EQ(failures.size(), 1) << e.name() << ": a write into D's padding went unseen";

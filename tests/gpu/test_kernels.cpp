@@ -173,7 +173,8 @@ std::vector<KernelCase> random_kernel_cases() {
     for (Accum acc : {Accum::F16, Accum::F32})
       if (k.accums & accum_bit(acc))
         for (const Case& c : random_cases())
-          if (k.ops & op_bit(c.op_a, c.op_b) && (k.family != "skinny" || c.m <= 16)) out.push_back({k.id, acc, c, k.align});
+          if (k.ops & op_bit(c.op_a, c.op_b) && (k.family != "skinny" || c.m <= 16))
+            out.push_back({k.id, acc, c, k.align});
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Random, RaggedShapes, testing::ValuesIn(random_kernel_cases()), param_name);
@@ -186,7 +187,8 @@ TEST(RaggedShapeCases, ACorrectlyRoundedResultPassesEveryCheck) {
     std::vector<__half> got(static_cast<std::size_t>(std::max<std::int64_t>(c.m * c.ldc(), 1)));
     for (std::int64_t i = 0; i < c.m; ++i)
       for (std::int64_t j = 0; j < c.n; ++j)
-        got[static_cast<std::size_t>(i * c.ldc() + j)] = __double2half(d.reference.c[static_cast<std::size_t>(i * c.n + j)]);
+        got[static_cast<std::size_t>(i * c.ldc() + j)] =
+            __double2half(d.reference.c[static_cast<std::size_t>(i * c.n + j)]);
     const ref::ErrorStats e = ref::compare(d.reference, got.data(), c.ldc());
     EXPECT_EQ(e.nonfinite, 0) << c.name();
     if (c.exact) EXPECT_EQ(e.max_abs, 0.0) << c.name() << ": the exact result is not an f16 value";

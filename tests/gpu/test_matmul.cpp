@@ -188,8 +188,9 @@ INSTANTIATE_TEST_SUITE_P(Cublas, TypedMatmul, testing::ValuesIn(matmul_params(En
 INSTANTIATE_TEST_SUITE_P(Random, TypedMatmul, testing::ValuesIn(random_params()), param_name);
 
 // The harness itself, without a device: a kernel that rounds the exact result once into D's
-// type passes every case with every type combination, the random ones included (so the exact cases are exact in D's type
-// and the tolerances hold), and one element written into D's padding or guard zones is caught.
+// type passes every case with every type combination, the random ones included (so the exact
+// cases are exact in D's type and the tolerances hold), and one element written into D's
+// padding or guard zones is caught.
 TEST(TypedMatmulCases, ACorrectlyRoundedResultPassesEveryCheck) {
   std::vector<MatmulParam> params = matmul_params(Entries::Auto);  // every entry runs a subset of these
   const std::vector<MatmulParam> drawn = random_params();
