@@ -55,11 +55,9 @@ Status gemm_strided_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, st
                             std::int64_t ldb, std::int64_t stride_b, float beta, __half* c, std::int64_t ldc,
                             std::int64_t stride_c, std::int64_t batch, const GemmOptions& options) {
   if (batch < 0) return detail::fail(Status::InvalidSize, "negative batch count " + str(batch));
-  if (batch > 1 && m > 0 && n > 0 && stride_c >= 0 &&
-      static_cast<__int128>(stride_c) < static_cast<__int128>(ldc) * m)
-    return detail::fail(Status::InvalidLeadingDim, "stride_c = " + str(stride_c) + " is smaller than ldc * M = " +
-                                                       detail::product_string(ldc, m) +
-                                                       ": the C matrices would overlap");
+  if (batch > 1 && m > 0 && n > 0 && stride_c >= 0)
+    if (Status s = detail::matrices_apart("stride_c", stride_c, "ldc", ldc, m, "the C matrices"); s != Status::Success)
+      return s;
   MatmulArgs args = in_place_f16(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   args.batch = batch, args.stride_a = stride_a, args.stride_b = stride_b, args.stride_c = args.stride_d = stride_c;
   return matmul(args, options);

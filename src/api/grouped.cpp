@@ -78,9 +78,8 @@ Status validate_leading_dims(const GroupedMatmul& p) {
     s = check_ld("ldb", p.ldb, p.op_b == Op::N ? p.n : p.k, p.op_b == Op::N ? "N (op(B) = N)" : "K (op(B) = T)");
   if (s == Status::Success) s = check_ld("ldd", p.ldd, p.n, "N");
   if (s != Status::Success) return s;
-  if (p.d_per_group() && p.groups > 1 && static_cast<__int128>(p.stride_d) < static_cast<__int128>(p.ldd) * p.m)
-    return fail(Status::InvalidLeadingDim, "stride_d = " + str(p.stride_d) + " is smaller than ldd * M = " +
-                                               product_string(p.ldd, p.m) + ": the groups' D matrices would overlap");
+  if (p.d_per_group() && p.groups > 1)
+    return matrices_apart("stride_d", p.stride_d, "ldd", p.ldd, p.m, "the groups' D matrices");
   return Status::Success;
 }
 

@@ -105,9 +105,10 @@ Status validate_leading_dims(const Matmul& p) {
 }
 
 // The bytes from the first element of an M×N operand's first matrix to past the last of its last
-// (batches are checked matrix by matrix nowhere: interleaved C and D matrices are legitimate).
+// (batches are checked matrix by matrix nowhere: interleaved C and D matrices are legitimate);
+// below 2^56 for the matrices validate_extents passed.
 std::int64_t extent(const Matmul& p, std::int64_t ld, std::int64_t stride, DataType t) {
-  return ((p.batch - 1) * stride + (p.m - 1) * ld + p.n) * data_type_size(t);
+  return static_cast<std::int64_t>(span(p.batch, stride, p.m, ld, p.n) * data_type_size(t));
 }
 
 bool overlap(const void* a, std::int64_t a_bytes, const void* b, std::int64_t b_bytes) {
@@ -137,9 +138,9 @@ Status validate_pointers(const Matmul& p) {
       (p.c_type != p.d_type || p.ldc != p.ldd || (p.batch > 1 && p.stride_c != p.stride_d)))
     return fail(Status::InvalidArgument, "C and D are the same memory but differ in type, leading dimension or "
                                          "batch stride");
-  if (p.batch > 1 && p.d_used() && static_cast<__int128>(p.stride_d) < static_cast<__int128>(p.ldd) * p.m)
-    return fail(Status::InvalidLeadingDim, "stride_d = " + str(p.stride_d) + " is smaller than ldd * M = " +
-                                               product_string(p.ldd, p.m) + ": the D matrices would overlap");
+  if (p.batch > 1 && p.d_used())
+    if (Status s = matrices_apart("stride_d", p.stride_d, "ldd", p.ldd, p.m, "the D matrices"); s != Status::Success)
+      return s;
   if (p.batch == 1 && p.c_read() && p.c != p.d && overlap(p.c, extent(p, p.ldc, p.stride_c, p.c_type), p.d,
                                           extent(p, p.ldd, p.stride_d, p.d_type)))
     return fail(Status::InvalidArgument, "C and D overlap without being the same memory");
@@ -184,16 +185,16 @@ Status validate_epilogue(const Matmul& p) {
     return fail(Status::Misaligned, std::string(off) + " is not aligned to its element size (2 bytes for f16 and "
                                                        "bf16, 4 for f32)");
   if (!e.aux_output) return Status::Success;
-  if (p.batch > 1 && static_cast<__int128>(e.stride_aux) < static_cast<__int128>(e.ldaux) * p.m)
-    return fail(Status::InvalidLeadingDim, "epilogue.stride_aux = " + str(e.stride_aux) +
-                                               " is smaller than ldaux * M = " + product_string(e.ldaux, p.m) +
-                                               ": the aux matrices would overlap");
+  if (p.batch > 1)
+    if (Status s = matrices_apart("epilogue.stride_aux", e.stride_aux, "ldaux", e.ldaux, p.m, "the aux matrices");
+        s != Status::Success)
+      return s;
   // aux is written while D is written and C read: the same product's matrices must be apart
   // (products 0 and batch - 1, as the pointer checks look at them).
   for (std::int64_t i : {std::int64_t(0), p.batch - 1}) {
     const Matmul q = p.product(i);
     const void* aux = element_at(e.aux, e.aux_type, i * e.stride_aux);
-    const std::int64_t aux_bytes = ((p.m - 1) * e.ldaux + p.n) * data_type_size(e.aux_type);
+    const std::int64_t aux_bytes = extent(q, e.ldaux, 0, e.aux_type);
     if (overlap(aux, aux_bytes, q.d, extent(q, q.ldd, 0, q.d_type)))
       return fail(Status::InvalidArgument, "epilogue.aux overlaps D");
     if (q.c_read() && overlap(aux, aux_bytes, q.c, extent(q, q.ldc, 0, q.c_type)))
@@ -246,6 +247,19 @@ Status validate_pointers_accessible(const Matmul& p) {
         if (Status s = accessible(ptr, name); s != Status::Success) return s;
   }
   return Status::Success;
+}
+
+Status matrices_apart(const char* stride_name, std::int64_t stride, const char* ld_name, std::int64_t ld,
+                      std::int64_t rows, const char* matrices) {
+  const __int128 least = static_cast<__int128>(ld) * rows;
+  if (stride >= least) return Status::Success;
+  std::string digits;  // ld·M in decimal (non-negative where stride is): it may be beyond 64 bits
+  __int128 x = least;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
+  } while ((x /= 10) != 0);
+  return fail(Status::InvalidLeadingDim, std::string(stride_name) + " = " + str(stride) + " is smaller than " + ld_name +
+                                             " * M = " + digits + ": " + matrices + " would overlap");
 }
 
 Status validate_input_types(DataType a_type, DataType b_type) {
