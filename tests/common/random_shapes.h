@@ -12,6 +12,9 @@
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <utility>
+
+#include "hgemm/hgemm.h"
 
 namespace hgemm::test {
 
@@ -31,6 +34,12 @@ class Draw {
   template <typename T, std::size_t N>
   T pick(const T (&xs)[N]) {
     return xs[between(0, static_cast<std::int64_t>(N) - 1)];
+  }
+  /// A row's padding past `width` elements (at least 1): none (twice as likely), to the next
+  /// multiple of 8 (TMA-aligned rows), or odd.
+  std::int64_t padding(std::int64_t width) {
+    const std::int64_t w = std::max<std::int64_t>(width, 1);
+    return pick<std::int64_t>({0, 0, (8 - w % 8) % 8, between(1, 9)});
   }
   /// A size next to a tile edge: a multiple of 16, 64, 128 or 256 up to `most`, one off or on it.
   std::int64_t near_edge(std::int64_t most) {
@@ -59,6 +68,14 @@ struct RandomShape {
   std::int64_t m = 1, n = 1, k = 1, batch = 1;
   bool decode = false;  ///< a decode kind: op(A) = N makes it run swapped
 };
+
+/// op(A) and op(B) for shape s: a decode shape mostly as a Linear layer stores them (A N, B T:
+/// the engine runs it swapped), other shapes any pair.
+inline std::pair<Op, Op> random_ops(Draw& r, const RandomShape& s) {
+  const Op a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
+  const Op b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+  return {a, b};
+}
 
 /// One shape of a random kind. Products are kept to about `budget` multiply-adds, so that
 /// the fp64 reference stays quick: K shrinks first, then the batch.

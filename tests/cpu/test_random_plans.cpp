@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "api/validate.h"
 #include "dispatch/policy.h"
@@ -47,8 +48,7 @@ Matmul random_problem(test::Draw& r) {
   p.m = s.m, p.n = s.n, p.k = s.k, p.batch = s.batch;
   if (r.chance(0.05)) p.batch = r.between(65, 4096);
   if (r.chance(0.05)) p.k = 0;
-  p.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
-  p.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+  std::tie(p.op_a, p.op_b) = test::random_ops(r, s);
   p.a_type = p.b_type = r.pick({DataType::F16, DataType::BF16});
   p.d_type = r.pick({DataType::F16, DataType::BF16, DataType::F32});
   p.c_type = r.pick({DataType::F16, DataType::BF16, DataType::F32});

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 namespace hgemm::test {
 
@@ -315,8 +316,7 @@ std::vector<Case> build_random_cases() {
     Case c;
     c.tag = "random" + std::to_string(cases.size()) + s.kind;
     c.m = s.m, c.n = s.n, c.k = s.k;
-    c.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
-    c.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+    std::tie(c.op_a, c.op_b) = random_ops(r, s);
     c.exact = c.k <= 250 && r.chance(0.3);  // |D| ≤ 2·250·4 + 2, exact in f16 and its f16 sums
     if (c.exact) {
       c.fill = ref::Fill::SmallInts;
@@ -324,13 +324,8 @@ std::vector<Case> build_random_cases() {
     } else {
       c.alpha = r.pick({1.f, 1.f, -1.5f, 0.5f, 0.25f}), c.beta = r.pick({0.f, 0.f, 1.f, -0.5f, 0.75f});
     }
-    // Padding: none (TMA-aligned rows where the width allows), to the next 8, or odd.
-    auto pad = [&](std::int64_t width) {
-      const std::int64_t w = std::max<std::int64_t>(width, 1);
-      return r.pick<std::int64_t>({0, 0, (8 - w % 8) % 8, r.between(1, 9)});
-    };
-    c.lda_pad = pad(c.op_a == Op::N ? c.k : c.m), c.ldb_pad = pad(c.op_b == Op::N ? c.n : c.k);
-    c.ldc_pad = pad(c.n);
+    c.lda_pad = r.padding(c.op_a == Op::N ? c.k : c.m), c.ldb_pad = r.padding(c.op_b == Op::N ? c.n : c.k);
+    c.ldc_pad = r.padding(c.n);
     c.offset = r.chance(0.15) ? 1 : 0;
     c.seed = 70001 + cases.size();
     cases.push_back(c);

@@ -481,8 +481,7 @@ std::vector<EpiCase> random_cases() {
     EpiCase e = shape("random", s.m, s.n, s.k);
     e.what = "random" + std::to_string(i) + s.kind;
     e.batch = s.batch;
-    e.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
-    e.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+    std::tie(e.op_a, e.op_b) = random_ops(r, s);
     e.in = r.pick({DataType::F16, DataType::BF16});
     e.d = r.pick(kOutTypes), e.c = r.pick(kOutTypes);
     e.alpha = r.pick({1.f, 1.f, -0.75f, 1.5f});
@@ -494,11 +493,8 @@ std::vector<EpiCase> random_cases() {
     e.aux = r.chance(0.4), e.aux_type = r.pick(kOutTypes);
     e.scales = r.chance(0.3);
     e.shared_vectors = e.batch > 1 && r.chance(0.4);
-    auto pad = [&](std::int64_t width) {  // none, to the next multiple of 8, or odd
-      const std::int64_t w = std::max<std::int64_t>(width, 1);
-      return r.pick<std::int64_t>({0, 0, (8 - w % 8) % 8, r.between(1, 9)});
-    };
-    e.a_pad = pad(e.op_a == Op::N ? e.k : e.m), e.b_pad = pad(e.op_b == Op::N ? e.n : e.k), e.ld_pad = pad(e.n);
+    e.a_pad = r.padding(e.op_a == Op::N ? e.k : e.m), e.b_pad = r.padding(e.op_b == Op::N ? e.n : e.k);
+    e.ld_pad = r.padding(e.n);
     if (e.in == DataType::F16 && e.d == DataType::F16 && e.c == DataType::F16 && e.k <= 500 && r.chance(0.25))
       e.accum = Accum::F16, e.fill = ref::Fill::SmallInts;  // sums of at most 2000: exact in f16
     if (e.beta != 0.f && !e.in_place && r.chance(0.15)) {  // NaN and ±Inf in C, compared by class

@@ -5,6 +5,7 @@
 // was, and that a second run gives the same bits.
 #include <cctype>
 #include <ostream>
+#include <tuple>
 
 #include "matmul_util.h"
 #include "random_shapes.h"
@@ -80,8 +81,7 @@ std::vector<MatmulParam> random_params() {
     MatmulCase c;
     c.what = "random" + std::to_string(i) + s.kind;
     c.m = s.m, c.n = s.n, c.k = s.k, c.batch = s.batch;
-    c.op_a = s.decode && r.chance(0.8) ? Op::N : r.pick({Op::N, Op::T});
-    c.op_b = s.decode && r.chance(0.8) ? Op::T : r.pick({Op::N, Op::T});
+    std::tie(c.op_a, c.op_b) = random_ops(r, s);
     // Small integers with integer alpha and beta: every D is an integer within bound(), exact
     // in any type that holds the bound (allows); fractions would make it depend on the data.
     const bool exact = r.chance(0.25);
@@ -90,12 +90,8 @@ std::vector<MatmulParam> random_params() {
     c.c_mode = r.chance(0.15) ? CMode::InPlace : c.beta == 0.f && r.chance(0.3) ? CMode::Null : CMode::Separate;
     c.every_c_type = c.beta == 0.f && r.chance(0.3);
     if (exact) c.fill = ref::Fill::SmallInts, c.exact = true;
-    auto pad = [&](std::int64_t width) {  // none, to the next multiple of 8, or odd
-      const std::int64_t w = std::max<std::int64_t>(width, 1);
-      return r.pick<std::int64_t>({0, 0, (8 - w % 8) % 8, r.between(1, 9)});
-    };
-    c.lda_pad = pad(c.op_a == Op::N ? c.k : c.m), c.ldb_pad = pad(c.op_b == Op::N ? c.n : c.k);
-    c.ldc_pad = pad(c.n), c.ldd_pad = pad(c.n);
+    c.lda_pad = r.padding(c.op_a == Op::N ? c.k : c.m), c.ldb_pad = r.padding(c.op_b == Op::N ? c.n : c.k);
+    c.ldc_pad = r.padding(c.n), c.ldd_pad = r.padding(c.n);
     c.offset = r.chance(0.15);
     if (c.batch > 1) {
       c.repeat_a = r.chance(0.25), c.repeat_c = c.c_mode == CMode::Separate && r.chance(0.25);
