@@ -135,12 +135,6 @@ __device__ __forceinline__ void with_type(DataType t, F&& f) {
   }
 }
 
-/// with_type for o's type of D.
-template <typename F>
-__device__ __forceinline__ void with_output_type(const Output& o, F&& f) {
-  with_type(o.d_type, static_cast<F&&>(f));
-}
-
 /// with_type for a kernel whose accumulators are Reg: f16 accumulators (32-bit registers of half
 /// pairs) come only with f16 C and D (validate_types), so such kernels hold the f16 code alone.
 template <typename Reg, typename F>
@@ -161,7 +155,7 @@ __device__ __forceinline__ bool is_f32_output(const Output& o) {
 /// per-element loop: the fix-ups and the split-K pass, which apply the epilogue once, here).
 template <int W>
 __device__ __forceinline__ void store_run(const Output& o, std::int64_t row, std::int64_t col, const float* acc) {
-  with_output_type(o, [&](auto tag) {
+  with_type(o.d_type, [&](auto tag) {
     if (o.epi.on)
       store_run_as<typename decltype(tag)::type, W, true>(o, row, col, acc);
     else
