@@ -324,7 +324,9 @@ Status gemm_strided_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, st
 
 /// As gemm_strided_batched, with the matrices given by arrays of `batch` device pointers. The
 /// arrays themselves are host memory (read during the call, not kept). Matrices evenly spaced in
-/// memory (as a strided tensor's are) run as one strided batch; others one launch per product.
+/// memory (as a strided tensor's are) run as one strided batch where the products are
+/// independent (no C shares memory with another C or with any A or B); others one launch per
+/// product, in order (so a product may read a C that an earlier one wrote).
 Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                     const __half* const* a, std::int64_t lda, const __half* const* b, std::int64_t ldb, float beta,
                     __half* const* c, std::int64_t ldc, std::int64_t batch, const GemmOptions& options = {});

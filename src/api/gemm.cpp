@@ -70,14 +70,6 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
   if (batch > 0 && (!a || !b || !c))
     return detail::fail(Status::NullPointer,
                         std::string("the ") + (!a ? "A" : !b ? "B" : "C") + " pointer array is null");
-  // Evenly spaced matrices (what a strided tensor's batch gives) run as one strided launch; C's
-  // must not overlap, which the strided call checks.
-  const std::int64_t stride_a = common_stride(a, batch), stride_b = common_stride(b, batch),
-                     stride_c = common_stride(c, batch);
-  if (batch > 1 && stride_a >= 0 && stride_b >= 0 &&
-      static_cast<__int128>(stride_c) >= static_cast<__int128>(ldc) * m && m > 0 && n > 0)
-    return gemm_strided_batched(op_a, op_b, m, n, k, alpha, a[0], lda, stride_a, b[0], ldb, stride_b, beta, c[0], ldc,
-                                stride_c, batch, options);
   auto product = [&](std::int64_t i) {
     return detail::typed_problem(in_place_f16(op_a, op_b, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc),
                                  options.accum);
@@ -89,6 +81,17 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
   // unless the whole batch can.
   for (std::int64_t i = 0; i < batch; ++i)
     if (Status s = detail::validate_arguments(product(i)); s != Status::Success) return in_entry(i, s);
+  // Evenly spaced matrices (what a strided tensor's batch gives) run as one strided launch where
+  // the products do not depend on each other; a C that another product reads or writes keeps
+  // them one launch each, in order. (The strided call checks that C's matrices do not overlap.)
+  const std::int64_t stride_a = common_stride(a, batch), stride_b = common_stride(b, batch),
+                     stride_c = common_stride(c, batch);
+  if (batch > 1 && stride_a >= 0 && stride_b >= 0 &&
+      static_cast<__int128>(stride_c) >= static_cast<__int128>(ldc) * m && m > 0 && n > 0 &&
+      detail::products_independent(product(0), reinterpret_cast<const void* const*>(a),
+                                   reinterpret_cast<const void* const*>(b), reinterpret_cast<void* const*>(c), batch))
+    return gemm_strided_batched(op_a, op_b, m, n, k, alpha, a[0], lda, stride_a, b[0], ldb, stride_b, beta, c[0], ldc,
+                                stride_c, batch, options);
   std::vector<const detail::KernelEntry*> entries(static_cast<std::size_t>(batch));
   for (std::int64_t i = 0; i < batch; ++i)
     if (Status s = detail::prepare_matmul(product(i), options.kernel, options.check_pointers,

@@ -2,9 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "api/errors.h"
 #include "common/fused_epilogue.h"
@@ -247,6 +250,45 @@ Status validate_pointers_accessible(const Matmul& p) {
         if (Status s = accessible(ptr, name); s != Status::Success) return s;
   }
   return Status::Success;
+}
+
+namespace {
+
+/// The bytes [begin, end) of a matrix of rows × width elements of `size` bytes, rows ld apart.
+struct Span {
+  std::uintptr_t begin, end;
+};
+Span span_of(const void* p, std::int64_t rows, std::int64_t width, std::int64_t ld, int size) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  return {begin, begin + static_cast<std::uintptr_t>(((rows - 1) * ld + width) * size)};
+}
+
+}  // namespace
+
+bool products_independent(const Matmul& shape, const void* const* a, const void* const* b, void* const* d,
+                          std::int64_t batch) {
+  if (!shape.d_used()) return true;
+  std::vector<Span> writes(static_cast<std::size_t>(batch));
+  for (std::int64_t i = 0; i < batch; ++i)
+    writes[static_cast<std::size_t>(i)] = span_of(d[i], shape.m, shape.n, shape.ldd, data_type_size(shape.d_type));
+  std::sort(writes.begin(), writes.end(), [](const Span& x, const Span& y) { return x.begin < y.begin; });
+  for (std::size_t i = 1; i < writes.size(); ++i)
+    if (writes[i].begin < writes[i - 1].end) return false;
+  auto meets_a_write = [&](Span r) {  // of the writes starting before r ends, the last ends last
+    const auto after = std::lower_bound(writes.begin(), writes.end(), r.end,
+                                        [](const Span& w, std::uintptr_t end) { return w.begin < end; });
+    return after != writes.begin() && std::prev(after)->end > r.begin;
+  };
+  const bool a_n = shape.op_a == Op::N, b_n = shape.op_b == Op::N;
+  for (std::int64_t i = 0; i < batch; ++i) {
+    if (shape.a_used() && meets_a_write(span_of(a[i], a_n ? shape.m : shape.k, a_n ? shape.k : shape.m, shape.lda,
+                                                data_type_size(shape.a_type))))
+      return false;
+    if (shape.b_used() && meets_a_write(span_of(b[i], b_n ? shape.k : shape.n, b_n ? shape.n : shape.k, shape.ldb,
+                                                data_type_size(shape.b_type))))
+      return false;
+  }
+  return true;
 }
 
 Status matrices_apart(const char* stride_name, std::int64_t stride, const char* ld_name, std::int64_t ld,

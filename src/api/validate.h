@@ -16,6 +16,13 @@ Status validate_arguments(const Matmul& p);
 Status matrices_apart(const char* stride_name, std::int64_t stride, const char* ld_name, std::int64_t ld,
                       std::int64_t rows, const char* matrices);
 
+/// Whether the products of a batch given by pointers (product i: A at a[i], B at b[i], D and C in
+/// place at d[i], every other field as in `shape`) are independent: no D shares a byte with
+/// another product's D or with any product's A or B (whole spans compared, row padding
+/// included). Only then may they run at once; otherwise they run in order.
+bool products_independent(const Matmul& shape, const void* const* a, const void* const* b, void* const* d,
+                          std::int64_t batch);
+
 /// The types of A and B: each f16 or bf16, both the same (their values already known types).
 Status validate_input_types(DataType a_type, DataType b_type);
 

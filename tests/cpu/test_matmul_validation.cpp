@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "api/validate.h"
 #include "hgemm/hgemm.h"
 #include "validation_util.h"
 
@@ -255,6 +256,35 @@ TEST(TypedMatmulValidation, ResolveMatmulValidatesAsMatmulDoes) {
   o.kernel = "engine.no_such_kernel";
   EXPECT_TRUE(refused(resolve_matmul(args(), o, &id), Status::UnknownKernel, "engine.no_such_kernel"));
   EXPECT_TRUE(refused(call(args(), Accum::F32, "engine.no_such_kernel"), Status::UnknownKernel, "no kernel named"));
+}
+
+// A batch given by pointers may run at once only where no product writes what another reads or
+// writes: each matrix counted as the span from its first element to its last (padding included).
+TEST(PointerBatchIndependence, WritesMustMeetNothingElse) {
+  detail::Matmul shape;  // 4×5 = (4×6)·(6×5), f16, ld 8 throughout: a matrix spans 3·8 + 6 halves
+  shape.m = 4, shape.n = 5, shape.k = 6, shape.lda = shape.ldb = shape.ldc = shape.ldd = 8;
+  auto at = [](std::uintptr_t halves) { return reinterpret_cast<void*>(0x100000 + 2 * halves); };
+  const std::uintptr_t b_span = 5 * 8 + 5, d_span = 3 * 8 + 5;
+  // Three products: A, B and D each in a region of their own, D in any order.
+  const void* a[3] = {at(0), at(100), at(200)};
+  const void* b[3] = {at(1000), at(1100), at(1000)};  // B shared by products 0 and 2: reads only
+  void* d[3] = {at(2200), at(2000), at(2000 + d_span)};  // adjacent, not overlapping
+  EXPECT_TRUE(detail::products_independent(shape, a, b, d, 3));
+  void* same_d[3] = {at(2000), at(2100), at(2000)};
+  EXPECT_FALSE(detail::products_independent(shape, a, b, same_d, 3)) << "two products write one D";
+  void* one_off[3] = {at(2000), at(2100), at(2000 + d_span - 1)};
+  EXPECT_FALSE(detail::products_independent(shape, a, b, one_off, 3)) << "the last element of a D";
+  void* interleaved[3] = {at(2000), at(2100), at(2005)};  // inside the first D's row padding
+  EXPECT_FALSE(detail::products_independent(shape, a, b, interleaved, 3)) << "spans are compared, padding included";
+  const void* chained_a[3] = {at(0), at(2000), at(200)};  // product 1 reads product 0's D ...
+  void* chained_d[3] = {at(2000), at(2100), at(2200)};
+  EXPECT_FALSE(detail::products_independent(shape, chained_a, b, chained_d, 3));
+  const void* touching_b[3] = {at(1000), at(2100 - b_span), at(1100)};  // ... or a B that ends where a D starts
+  EXPECT_TRUE(detail::products_independent(shape, a, touching_b, chained_d, 3));
+  const void* into_b[3] = {at(1000), at(2100 - b_span + 1), at(1100)};
+  EXPECT_FALSE(detail::products_independent(shape, a, into_b, chained_d, 3));
+  shape.k = 0;  // A and B are not read: only the D matrices count
+  EXPECT_TRUE(detail::products_independent(shape, chained_a, into_b, chained_d, 3));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The batched API on a real device: every product of a batch against the fp64 reference, for
 // batch = 1, 3 and 64, ragged shapes, strided (including a broadcast A with stride 0) and
 // pointer-array forms, through "auto" and explicitly named kernels of each family. Pointer arrays
-// come evenly spaced (run as one strided launch) and in reverse order (one launch per product).
+// come evenly spaced (run as one strided launch) and in reverse order (one launch per product);
+// products that depend on each other run in order.
 #include <algorithm>
 #include <cstring>
 #include <ostream>
@@ -144,6 +145,53 @@ TEST_P(Batched, EveryProductMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, Batched, testing::ValuesIn(batch_cases()), batch_name);
+
+/// gemm_batched of square n×n products over one buffer of n×n matrices: product i reads A at
+/// matrix a[i], B at b[i] and updates C at c[i] (beta = 1); the host computes the same products
+/// one after another, in order, each rounded to f16, as launches in order would. Small integers
+/// (every sum exact in fp32), so the two agree bit for bit.
+void expect_products_in_order(const std::vector<int>& a, const std::vector<int>& b, const std::vector<int>& c) {
+  constexpr std::int64_t n = 64;  // aligned: only the products' dependence keeps them apart
+  const int matrices = 1 + std::max({*std::max_element(a.begin(), a.end()), *std::max_element(b.begin(), b.end()),
+                                     *std::max_element(c.begin(), c.end())});
+  std::vector<__half> host(static_cast<std::size_t>(matrices * n * n));
+  ref::fill_random(host.data(), host.size(), 5, ref::Fill::SmallInts);
+  DeviceHalves dev(host.size());
+  dev.upload(host);
+  std::vector<const __half*> pa, pb;
+  std::vector<__half*> pc;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    pa.push_back(dev.get() + a[i] * n * n), pb.push_back(dev.get() + b[i] * n * n), pc.push_back(dev.get() + c[i] * n * n);
+  const Status s = gemm_batched(Op::N, Op::N, n, n, n, 1.f, pa.data(), n, pb.data(), n, 1.f, pc.data(), n,
+                                static_cast<std::int64_t>(a.size()));
+  ASSERT_EQ(s, Status::Success) << last_error_message();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<__half> got = dev.download(host.size());
+  std::vector<__half> want = host;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const ref::Reference r = ref::reference_gemm(Op::N, Op::N, n, n, n, 1.0, want.data() + a[i] * n * n, n,
+                                                 want.data() + b[i] * n * n, n, 1.0, want.data() + c[i] * n * n, n);
+    for (std::int64_t x = 0; x < n * n; ++x)
+      want[static_cast<std::size_t>(c[i] * n * n + x)] = __float2half(static_cast<float>(r.c[static_cast<std::size_t>(x)]));
+  }
+  for (std::size_t x = 0; x < host.size(); ++x)
+    ASSERT_EQ(__half2float(got[x]), __half2float(want[x])) << "element " << x << " (matrix " << x / (n * n) << ")";
+}
+
+// Later products read the C that product 0 writes. Two products' pointers are always evenly
+// spaced, and the three here are too (A 3, B 1 and C 7 matrices apart): still they run in order,
+// each seeing the update before it.
+TEST(BatchedOrder, AProductReadsTheCBeforeIt) {
+  HGEMM_SKIP_WITHOUT_GPU();
+  expect_products_in_order({0, 3}, {1, 4}, {3, 5});
+  expect_products_in_order({0, 3, 6}, {1, 2, 3}, {3, 10, 17});
+}
+
+// Two products update one C: both updates land, one after the other.
+TEST(BatchedOrder, ProductsSharingACAddUp) {
+  HGEMM_SKIP_WITHOUT_GPU();
+  expect_products_in_order({0, 2, 4}, {1, 3, 5}, {6, 6, 7});
+}
 
 }  // namespace
 }  // namespace hgemm::test
