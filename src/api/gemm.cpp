@@ -77,21 +77,27 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
   auto in_entry = [&](std::int64_t i, Status s) {
     return batch > 1 ? detail::fail_in(s, "batch entry " + str(i) + ": ") : s;
   };
+  // Evenly spaced matrices (what a strided tensor's batch gives) run as one strided launch where
+  // the products do not depend on each other (and the strided problem is valid, which bounds
+  // the spans compared); a C that another product reads or writes keeps them one launch each,
+  // in order.
+  const std::int64_t stride_a = common_stride(a, batch), stride_b = common_stride(b, batch),
+                     stride_c = common_stride(c, batch);
+  if (batch > 1 && stride_a >= 0 && stride_b >= 0 && stride_c >= 0) {
+    detail::Matmul strided = product(0);
+    strided.batch = batch, strided.stride_a = stride_a, strided.stride_b = stride_b;
+    strided.stride_c = strided.stride_d = stride_c;
+    if (detail::validate_arguments(strided) == Status::Success &&
+        detail::products_independent(product(0), reinterpret_cast<const void* const*>(a),
+                                     reinterpret_cast<const void* const*>(b), reinterpret_cast<void* const*>(c), batch))
+      return gemm_strided_batched(op_a, op_b, m, n, k, alpha, a[0], lda, stride_a, b[0], ldb, stride_b, beta, c[0],
+                                  ldc, stride_c, batch, options);
+    detail::clear_error();
+  }
   // Every product is validated and its kernel chosen before the first launch: nothing runs
   // unless the whole batch can.
   for (std::int64_t i = 0; i < batch; ++i)
     if (Status s = detail::validate_arguments(product(i)); s != Status::Success) return in_entry(i, s);
-  // Evenly spaced matrices (what a strided tensor's batch gives) run as one strided launch where
-  // the products do not depend on each other; a C that another product reads or writes keeps
-  // them one launch each, in order. (The strided call checks that C's matrices do not overlap.)
-  const std::int64_t stride_a = common_stride(a, batch), stride_b = common_stride(b, batch),
-                     stride_c = common_stride(c, batch);
-  if (batch > 1 && stride_a >= 0 && stride_b >= 0 &&
-      static_cast<__int128>(stride_c) >= static_cast<__int128>(ldc) * m && m > 0 && n > 0 &&
-      detail::products_independent(product(0), reinterpret_cast<const void* const*>(a),
-                                   reinterpret_cast<const void* const*>(b), reinterpret_cast<void* const*>(c), batch))
-    return gemm_strided_batched(op_a, op_b, m, n, k, alpha, a[0], lda, stride_a, b[0], ldb, stride_b, beta, c[0], ldc,
-                                stride_c, batch, options);
   std::vector<const detail::KernelEntry*> entries(static_cast<std::size_t>(batch));
   for (std::int64_t i = 0; i < batch; ++i)
     if (Status s = detail::prepare_matmul(product(i), options.kernel, options.check_pointers,

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -258,9 +257,31 @@ namespace {
 struct Span {
   std::uintptr_t begin, end;
 };
-Span span_of(const void* p, std::int64_t rows, std::int64_t width, std::int64_t ld, int size) {
-  const auto begin = reinterpret_cast<std::uintptr_t>(p);
-  return {begin, begin + static_cast<std::uintptr_t>(((rows - 1) * ld + width) * size)};
+
+/// The spans of `count` matrices of one shape at p[i], in order of their first byte (sorted only
+/// where they are not already: the lists a strided tensor gives are).
+std::vector<Span> sorted_spans(const void* const* p, std::int64_t count, std::int64_t rows, std::int64_t width,
+                               std::int64_t ld, int size) {
+  std::vector<Span> spans(static_cast<std::size_t>(count));
+  const auto bytes = static_cast<std::uintptr_t>(((rows - 1) * ld + width) * size);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(p[i]);
+    spans[static_cast<std::size_t>(i)] = {begin, begin + bytes};
+  }
+  auto by_begin = [](const Span& x, const Span& y) { return x.begin < y.begin; };
+  if (!std::is_sorted(spans.begin(), spans.end(), by_begin)) std::sort(spans.begin(), spans.end(), by_begin);
+  return spans;
+}
+
+/// Whether any of the sorted spans `reads` shares a byte with one of the sorted, disjoint spans
+/// `writes`: one pass over both, the writes that end before a read starts passed for good.
+bool any_meets(const std::vector<Span>& reads, const std::vector<Span>& writes) {
+  std::size_t w = 0;
+  for (const Span& r : reads) {
+    while (w < writes.size() && writes[w].end <= r.begin) ++w;
+    if (w < writes.size() && writes[w].begin < r.end) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -268,27 +289,18 @@ Span span_of(const void* p, std::int64_t rows, std::int64_t width, std::int64_t 
 bool products_independent(const Matmul& shape, const void* const* a, const void* const* b, void* const* d,
                           std::int64_t batch) {
   if (!shape.d_used()) return true;
-  std::vector<Span> writes(static_cast<std::size_t>(batch));
-  for (std::int64_t i = 0; i < batch; ++i)
-    writes[static_cast<std::size_t>(i)] = span_of(d[i], shape.m, shape.n, shape.ldd, data_type_size(shape.d_type));
-  std::sort(writes.begin(), writes.end(), [](const Span& x, const Span& y) { return x.begin < y.begin; });
+  const std::vector<Span> writes =
+      sorted_spans(reinterpret_cast<const void* const*>(d), batch, shape.m, shape.n, shape.ldd, data_type_size(shape.d_type));
   for (std::size_t i = 1; i < writes.size(); ++i)
     if (writes[i].begin < writes[i - 1].end) return false;
-  auto meets_a_write = [&](Span r) {  // of the writes starting before r ends, the last ends last
-    const auto after = std::lower_bound(writes.begin(), writes.end(), r.end,
-                                        [](const Span& w, std::uintptr_t end) { return w.begin < end; });
-    return after != writes.begin() && std::prev(after)->end > r.begin;
-  };
   const bool a_n = shape.op_a == Op::N, b_n = shape.op_b == Op::N;
-  for (std::int64_t i = 0; i < batch; ++i) {
-    if (shape.a_used() && meets_a_write(span_of(a[i], a_n ? shape.m : shape.k, a_n ? shape.k : shape.m, shape.lda,
-                                                data_type_size(shape.a_type))))
-      return false;
-    if (shape.b_used() && meets_a_write(span_of(b[i], b_n ? shape.k : shape.n, b_n ? shape.n : shape.k, shape.ldb,
-                                                data_type_size(shape.b_type))))
-      return false;
-  }
-  return true;
+  if (shape.a_used() && any_meets(sorted_spans(a, batch, a_n ? shape.m : shape.k, a_n ? shape.k : shape.m, shape.lda,
+                                               data_type_size(shape.a_type)),
+                                  writes))
+    return false;
+  return !(shape.b_used() && any_meets(sorted_spans(b, batch, b_n ? shape.k : shape.n, b_n ? shape.n : shape.k,
+                                                    shape.ldb, data_type_size(shape.b_type)),
+                                       writes));
 }
 
 Status matrices_apart(const char* stride_name, std::int64_t stride, const char* ld_name, std::int64_t ld,

@@ -5,7 +5,10 @@
 
 #include <climits>
 #include <cstdint>
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/validate.h"
 #include "hgemm/hgemm.h"
@@ -285,6 +288,45 @@ TEST(PointerBatchIndependence, WritesMustMeetNothingElse) {
   EXPECT_FALSE(detail::products_independent(shape, a, into_b, chained_d, 3));
   shape.k = 0;  // A and B are not read: only the D matrices count
   EXPECT_TRUE(detail::products_independent(shape, chained_a, into_b, chained_d, 3));
+}
+
+// The same test against every pair compared directly, over random lists: A, B and D matrices
+// scattered over a few kilobytes in any order, often touching, overlapping or shared.
+TEST(PointerBatchIndependence, MatchesAComparisonOfEveryPair) {
+  std::mt19937_64 rng(7);
+  detail::Matmul shape;
+  for (int draw = 0; draw < 3000; ++draw) {
+    shape.op_a = rng() % 2 ? Op::N : Op::T, shape.op_b = rng() % 2 ? Op::N : Op::T;
+    shape.m = 1 + static_cast<std::int64_t>(rng() % 4), shape.n = 1 + static_cast<std::int64_t>(rng() % 4);
+    shape.k = static_cast<std::int64_t>(rng() % 4);
+    shape.lda = 4 + static_cast<std::int64_t>(rng() % 3), shape.ldb = 4 + static_cast<std::int64_t>(rng() % 3);
+    shape.ldc = shape.ldd = 4 + static_cast<std::int64_t>(rng() % 3);
+    const std::int64_t batch = 1 + static_cast<std::int64_t>(rng() % 6);
+    auto at = [&] { return reinterpret_cast<void*>(0x100000 + 2 * (rng() % 400)); };
+    std::vector<const void*> a, b;
+    std::vector<void*> d;
+    for (std::int64_t i = 0; i < batch; ++i) a.push_back(at()), b.push_back(at()), d.push_back(at());
+    auto span = [](const void* p, std::int64_t rows, std::int64_t width, std::int64_t ld) {
+      const auto begin = reinterpret_cast<std::uintptr_t>(p);
+      return std::pair{begin, begin + static_cast<std::uintptr_t>(((rows - 1) * ld + width) * 2)};
+    };
+    auto meet = [](std::pair<std::uintptr_t, std::uintptr_t> x, std::pair<std::uintptr_t, std::uintptr_t> y) {
+      return x.first < y.second && y.first < x.second;
+    };
+    bool independent = true;
+    for (std::int64_t i = 0; i < batch; ++i) {
+      const auto di = span(d[i], shape.m, shape.n, shape.ldd);
+      for (std::int64_t j = 0; j < batch; ++j) {
+        if (j != i && meet(di, span(d[j], shape.m, shape.n, shape.ldd))) independent = false;
+        const bool a_n = shape.op_a == Op::N, b_n = shape.op_b == Op::N;
+        if (shape.k > 0 && meet(di, span(a[j], a_n ? shape.m : shape.k, a_n ? shape.k : shape.m, shape.lda)))
+          independent = false;
+        if (shape.k > 0 && meet(di, span(b[j], b_n ? shape.k : shape.n, b_n ? shape.n : shape.k, shape.ldb)))
+          independent = false;
+      }
+    }
+    ASSERT_EQ(detail::products_independent(shape, a.data(), b.data(), d.data(), batch), independent) << "draw " << draw;
+  }
 }
 
 }  // namespace
