@@ -88,10 +88,9 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
     strided.batch = batch, strided.stride_a = stride_a, strided.stride_b = stride_b;
     strided.stride_c = strided.stride_d = stride_c;
     if (detail::validate_arguments(strided) == Status::Success &&
-        detail::products_independent(product(0), reinterpret_cast<const void* const*>(a),
+        detail::products_independent(strided, reinterpret_cast<const void* const*>(a),
                                      reinterpret_cast<const void* const*>(b), reinterpret_cast<void* const*>(c), batch))
-      return gemm_strided_batched(op_a, op_b, m, n, k, alpha, a[0], lda, stride_a, b[0], ldb, stride_b, beta, c[0],
-                                  ldc, stride_c, batch, options);
+      return matmul(strided, options);
     detail::clear_error();
   }
   // Every product is validated and its kernel chosen before the first launch: nothing runs

@@ -263,7 +263,7 @@ struct Span {
 std::vector<Span> sorted_spans(const void* const* p, std::int64_t count, std::int64_t rows, std::int64_t width,
                                std::int64_t ld, int size) {
   std::vector<Span> spans(static_cast<std::size_t>(count));
-  const auto bytes = static_cast<std::uintptr_t>(((rows - 1) * ld + width) * size);
+  const auto bytes = static_cast<std::uintptr_t>(span(1, 0, rows, ld, width) * size);
   for (std::int64_t i = 0; i < count; ++i) {
     const auto begin = reinterpret_cast<std::uintptr_t>(p[i]);
     spans[static_cast<std::size_t>(i)] = {begin, begin + bytes};
