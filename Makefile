@@ -16,7 +16,7 @@ DEPS ?= 1
 # nvcc also from /usr/local/cuda/bin when it is not on PATH
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: deps build test sanitize run clean
+.PHONY: deps build test sanitize run clean gpu
 
 deps:
 ifneq ($(DEPS),0)
@@ -24,6 +24,7 @@ ifneq ($(DEPS),0)
 endif
 
 build: deps
+	@echo "make: building for CUDA architectures $(ARCHS); one is about a third of the time (ARCHS=90a for H100/H200)"
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DHGEMM_CUDA_ARCHS="$(ARCHS)"
 	cmake --build $(BUILD) -j $(JOBS)
 
@@ -37,7 +38,11 @@ sanitize: deps
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target hgemm_cpu_tests
 	UBSAN_OPTIONS=print_stacktrace=1 $(SANITIZE_BUILD)/tests/hgemm_cpu_tests --gtest_brief=1
 
-run: build
+# Checked before the build: without a GPU there is nothing to benchmark.
+gpu:
+	@nvidia-smi -L >/dev/null 2>&1 || { echo "make run: no CUDA GPU found (nvidia-smi -L fails); make test runs without one" >&2; exit 1; }
+
+run: gpu build
 	mkdir -p $(dir $(RUN_JSON))
 	$(BUILD)/tools/hgemm-bench --suite ladder --json $(RUN_JSON) --csv $(RUN_JSON:.json=.csv)
 	python3 python/plot_bench.py $(RUN_JSON) --out-dir $(dir $(RUN_JSON))

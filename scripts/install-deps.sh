@@ -45,5 +45,20 @@ if [ ${#pip_missing[@]} -gt 0 ]; then
     python3 -m pip install -q --break-system-packages "${pip_missing[@]}"
 fi
 if ! command -v nvcc >/dev/null; then
-  echo "install-deps: nvcc not found (PATH or /usr/local/cuda/bin): install the CUDA toolkit" >&2; exit 1
+  echo "install-deps: nvcc not found (PATH or /usr/local/cuda/bin): install the CUDA toolkit 12.8 or newer" >&2
+  exit 1
+fi
+# apt may have installed a CMake older than the build needs (Ubuntu 22.04 ships 3.22): check what
+# is there now, and say how to get a newer one.
+if ! cmake_ok; then
+  echo "install-deps: CMake $(cmake --version 2>/dev/null | head -1 | grep -oE '[0-9][0-9.]*' || echo '(none)') is" \
+       "older than the 3.24 the build needs. Install a newer one from PyPI and put it first on PATH:" >&2
+  echo "  python3 -m pip install 'cmake>=3.24'   # then: hash -r; cmake --version" >&2
+  exit 1
+fi
+cuda=$(nvcc --version | grep -oE 'release [0-9]+\.[0-9]+' | grep -oE '[0-9]+\.[0-9]+')
+if [ "$(printf '%s\n12.8\n' "$cuda" | sort -V | head -1)" != 12.8 ]; then
+  echo "install-deps: $(command -v nvcc) is CUDA $cuda; hgemm needs 12.8 or newer (the sm_90a kernels'" \
+       "PTX). Install a newer CUDA toolkit and put its bin/ first on PATH (or set CUDACXX to its nvcc)." >&2
+  exit 1
 fi
