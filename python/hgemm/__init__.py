@@ -4,23 +4,24 @@
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     c = hgemm.matmul(a, b)                       # fp32 accumulation, kernel "auto"
-    hgemm.matmul(a.T, b, out=c, kernel="cuda.t8x8_hfma2", accum="f16")  # a.T: no copy, op T
+    hgemm.matmul(a.T, b, out=c, kernel_id="cuda.t8x8_hfma2", accum="f16")  # a.T: no copy, op T
     d = hgemm.matmul(a.bfloat16(), b.bfloat16(), out_dtype="f32")      # bfloat16 in, float32 out
     bias = torch.randn(4096, device="cuda", dtype=torch.float16)
     y = hgemm.matmul(a, b, bias=bias, activation="gelu")  # gelu(a·b + bias), fused into the product
 
 a and b are float16 or bfloat16 (one dtype for both), out float16, bfloat16 or float32.
 Arrays are used where they lie: a row-major array with a padded row (stride > width) is a
-leading dimension, a transposed view is op T, and 3-D arrays are batches of matrices with
-torch.matmul's broadcasting. torch and cupy inputs get a new array of their own kind when `out` is
+leading dimension, a transposed view is op T, and 3-D arrays (N-D torch tensors) are batches of
+matrices with torch.matmul's broadcasting. torch and cupy inputs get a new array of their own kind when `out` is
 None; for other frameworks pass `out`. grouped_mm is torch._grouped_mm's mixture-of-experts product
 (one launch for every group, the group sizes read on the GPU). matmul's bias, activation and aux_out
 are computed in the product's epilogue, on the f32 sum, before its one rounding.
 
-With torch, `hgemm.torch_ops` registers torch.ops.hgemm.mm, hgemm.matmul, hgemm.addmm (bias and
-activation fused) and hgemm.grouped_mm (autograd, torch.compile, CUDA graphs) and `hgemm.nn.Linear`
-is a drop-in for torch.nn.Linear (with an optional fused activation); both load on first use, so
-`import hgemm` itself never imports torch.
+Where torch is installed, `import hgemm` registers torch.ops.hgemm.mm, hgemm.matmul, hgemm.addmm
+(bias and activation fused) and hgemm.grouped_mm (autograd, autocast, torch.compile, torch.export,
+CUDA graphs), so that a saved program that calls them loads after `import hgemm` alone
+(HGEMM_NO_TORCH=1 skips this). `hgemm.nn.Linear` is a drop-in for torch.nn.Linear (with an
+optional fused activation). Without torch, `import hgemm` works as well, on any DLPack array.
 """
 
 import sys
@@ -229,6 +230,88 @@ def _out_shape(sa, sb, trans_a, trans_b):
     return (max(ba, bb), m, n)
 
 
+def _accum(accum):
+    """"f32" or "f16" for accum given so, or as torch.float32 / torch.float16 (or numpy's)."""
+    if accum == "f32" or accum == "f16":
+        return accum
+    name = None if isinstance(accum, str) else (getattr(accum, "__name__", None) or str(accum)).replace("torch.", "")
+    if name == "float32":
+        return "f32"
+    if name == "float16":
+        return "f16"
+    raise ValueError(f"accum must be 'f32' or 'f16' (or torch.float32 / torch.float16), got {accum!r}")
+
+
+def _stream_handle(stream):
+    """A cudaStream_t as an int, from an int or an object with cuda_stream (torch.cuda.Stream)
+    or ptr (cupy's Stream)."""
+    for attr in ("cuda_stream", "ptr"):
+        handle = getattr(stream, attr, None)
+        if handle is not None:
+            return int(handle)
+    if isinstance(stream, int):
+        return stream
+    raise TypeError(f"stream must be an int (a cudaStream_t), a torch.cuda.Stream or a cupy Stream, got "
+                    f"{type(stream).__name__}")
+
+
+def _kernel_keyword(kernel_id, kernel):
+    """kernel_id, or the older keyword kernel= with a DeprecationWarning."""
+    if kernel is None:
+        return kernel_id
+    import warnings
+
+    warnings.warn("hgemm.matmul(kernel=...) is now kernel_id=, the keyword of the torch operators",
+                  DeprecationWarning, stacklevel=3)
+    if kernel_id != "auto" and kernel_id != kernel:
+        raise ValueError(f"kernel_id={kernel_id!r} and kernel={kernel!r} disagree: give kernel_id only")
+    return kernel
+
+
+def _readable(t):
+    """t, or a contiguous copy when one of its matrices is neither row-major with a leading dimension
+    nor a transposed view of one (the layouts the library reads in place): what the operators do,
+    so that a tensor is taken with and without grad alike."""
+    shape, stride = t.shape, t.stride()
+    if len(shape) < 2:
+        return t
+    rows, cols = shape[-2], shape[-1]
+    s0, s1 = stride[-2], stride[-1]
+    if (((s1 == 1 or cols <= 1) and (rows <= 1 or s0 >= cols))
+            or ((s0 == 1 or rows <= 1) and (cols <= 1 or s1 >= rows))):
+        return t
+    return t.contiguous()
+
+
+def _to_3d(torch, a, b):
+    """(a', b', shape) for torch tensors of which one is more than 3-D: a' and b' 2-D or 3-D, whose
+    product, viewed as `shape`, is torch.matmul(a, b) with its broadcasting of the batch dimensions.
+    A 2-D b flattens a's batch into rows (a view when a is contiguous); otherwise each operand is
+    expanded to the common batch and flattened (a copy only where the expansion repeats data)."""
+    if a.dim() < 2 or b.dim() < 2:
+        raise ValueError(f"hgemm.matmul: a and b must be at least 2-D, got {a.dim()}-D and {b.dim()}-D")
+    (m, k), (kb, n) = a.shape[-2:], b.shape[-2:]
+    if k != kb:
+        raise ValueError(f"hgemm.matmul: shapes do not match: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    try:
+        batch = tuple(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except RuntimeError:
+        raise ValueError(f"hgemm.matmul: batch dimensions do not broadcast: a is {tuple(a.shape)}, b is "
+                         f"{tuple(b.shape)}") from None
+    shape = batch + (m, n)
+    if b.dim() == 2:
+        return a.reshape(-1, k), b, shape
+
+    def flat(t, rows, cols):
+        if t.dim() == 2:
+            return t
+        if t.shape[:-2].numel() == 1:
+            return t.reshape(1, rows, cols)  # a batch of one is shared
+        return t.expand(batch + (rows, cols)).reshape(-1, rows, cols)
+
+    return flat(a, m, k), flat(b, k, n), shape
+
+
 _IDS = None
 
 
@@ -240,19 +323,23 @@ def _check_kernel(kernel):
         raise ValueError(f"unknown kernel {kernel!r}: see hgemm.kernels()")
 
 
-def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", kernel="auto", trans_a=False,
-           trans_b=False, stream=None, bias=None, activation=None, aux_out=None):
+def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", kernel_id="auto", trans_a=False,
+           trans_b=False, stream=None, bias=None, activation=None, aux_out=None, kernel=None):
     """out = act(alpha · op(a) · op(b) + beta · out + bias), with op(x) = x.T when trans_x, else x.
 
     a, b: GPU arrays (anything with __dlpack__), both float16 or both bfloat16; out: float16,
     bfloat16 or float32. Each is 2-D, or a 3-D batch of matrices with torch.matmul's broadcasting
     (a 2-D operand, or a batch of one, is used for every product; out is batch×M×N). Returns out: a
     new array of a's framework when out is None (beta must then be 0), of dtype out_dtype, default
-    a's dtype. out_dtype: a torch/numpy/cupy dtype or "f16", "bf16", "f32", "float16", "bfloat16",
-    "float32" (cupy has no bfloat16); with out given it must name out's dtype. accum: "f32"
-    (default) or "f16" (float16 a, b and out only). kernel: an id from kernels() or "auto" (the
-    ladder's rungs take float16 only). stream: a cudaStream_t as an int; default: the current
-    stream of a's framework (torch, cupy), else the default stream.
+    a's dtype. torch tensors may have more dimensions: torch.matmul's broadcasting of the batch
+    dimensions ((2, 1, M, K) by (3, K, N) is 2×3×M×N). out_dtype: a torch/numpy/cupy dtype or "f16",
+    "bf16", "f32", "float16", "bfloat16", "float32" (cupy has no bfloat16); with out given it must
+    name out's dtype. accum: "f32" (default) or "f16", or torch.float32 / torch.float16 (f16:
+    float16 a, b and out only). kernel_id: an id from kernels() or "auto" (the ladder's rungs take
+    float16 only; kernel= is its older, deprecated name). stream: a cudaStream_t as an int, or a
+    torch.cuda.Stream / cupy Stream; default: the current stream of a's framework (torch, cupy),
+    else the default stream. torch tensors whose matrices the library cannot read in place (such
+    as a column slice x[:, ::2]) are copied, with and without grad alike.
 
     The fused epilogue, applied to the f32 sum before out's one rounding: bias (default none) is a
     contiguous 1-D array of float16, bfloat16 or float32 with one value per column of out (as
@@ -261,24 +348,32 @@ def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", 
     of out's shape and layout (float16, bfloat16 or float32), receives the pre-activation
     Z = alpha·op(a)·op(b) + beta·out + bias (what a backward pass needs). The kernel "auto" fuses it
     into the product on Hopper and adds one elementwise pass elsewhere; a ladder kernel named in
-    `kernel` refuses it (ValueError).
+    `kernel_id` refuses it (ValueError).
 
     torch tensors that need grad (bias included), tensor subclasses and calls under torch.compile
     go through torch.ops.hgemm.mm / hgemm.matmul, or hgemm.addmm with a bias or an activation
-    (autograd, tracing), which take only a, b, out_dtype, accum and kernel, plus bias and activation
-    for a 2-D b (a 3-D a is then flattened into rows). Raises TypeError (not an array, a dtype or
+    (autograd, tracing), which take only a, b, out_dtype, accum and kernel_id, plus bias and
+    activation for a 2-D b (a batched a is then flattened into rows). Raises TypeError (not an array, a dtype or
     dtype combination not supported, not on a GPU), ValueError (shapes, strides, unknown or
     unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors).
     """
     if accum != "f32" and accum != "f16":
-        raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
+        accum = _accum(accum)
+    if kernel is not None:
+        kernel_id = _kernel_keyword(kernel_id, kernel)
+    kernel = kernel_id
     if kernel != "auto":
         _check_kernel(kernel)
+    if stream is not None and not isinstance(stream, int):
+        stream = _stream_handle(stream)
     epilogue = bias is not None or activation is not None or aux_out is not None
     if activation is not None:
         activation = _activation(activation)
     torch = _torch()
     if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.dim() > 3 or b.dim() > 3:
+            return _matmul_nd(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream,
+                              bias, activation, aux_out)
         plain = _PLAIN or _plain_types(torch)
         if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
                 or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())
@@ -308,8 +403,35 @@ def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", 
     return out
 
 
+def _matmul_nd(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream, bias, activation,
+               aux_out):
+    """matmul of torch tensors of which one is more than 3-D, as a 2-D or 3-D product (_to_3d)."""
+    a, b = (a.mT if trans_a else a), (b.mT if trans_b else b)
+    a3, b3, shape = _to_3d(torch, a, b)
+    flat = (-1, shape[-1]) if b3.dim() == 2 else (-1,) + shape[-2:]
+
+    def view(t, name):
+        if t is None:
+            return None
+        if tuple(t.shape) != shape:
+            raise ValueError(f"hgemm.matmul: {name} must be {tuple(shape)}, got {tuple(t.shape)}")
+        try:
+            return t.view(flat)
+        except RuntimeError:
+            raise ValueError(f"hgemm.matmul: {name} must be contiguous over its batch dimensions (it is written "
+                             "as one batch)") from None
+
+    y = matmul(a3, b3, out=view(out, "out"), out_dtype=out_dtype, alpha=alpha, beta=beta, accum=accum,
+               kernel_id=kernel, stream=stream, bias=bias, activation=activation, aux_out=view(aux_out, "aux_out"))
+    return out if out is not None else y.view(shape)
+
+
 def _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream, bias=None,
                   activation=None, aux_out=None):
+    a, b = _readable(a), _readable(b)  # kept alive until the launch is enqueued
+    if bias is not None and getattr(bias, "dim", None) and bias.dim() == 1 and bias.shape[0] > 1 \
+            and bias.stride(0) != 1:
+        bias = bias.contiguous()  # a strided bias is copied, as the operators do
     va, vb = _torch_view(torch, a, "a"), _torch_view(torch, b, "b")
     if out is None:
         if beta != 0:
@@ -360,18 +482,18 @@ def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a,
 
         ops = _OPS["ops"] = (torch_ops.mm, torch_ops.matmul, torch_ops.addmm)
     if bias is not None or activation is not None:
-        if b.dim() != 2 or a.dim() not in (2, 3):
+        if b.dim() != 2 or a.dim() < 2:
             raise ValueError("hgemm.matmul with bias or activation and tensors that require grad (or under "
                              "torch.compile) goes through torch.ops.hgemm.addmm, which takes a 2-D b (a 3-D a is "
                              f"flattened into rows), got {a.dim()}-D a and {b.dim()}-D b")
         if not isinstance(bias, (torch.Tensor, type(None))):
             raise TypeError(f"bias must be a 1-D tensor, got {type(bias).__name__}")
-        rows = a.reshape(-1, a.shape[-1]) if a.dim() == 3 else a
+        rows = a.reshape(-1, a.shape[-1]) if a.dim() > 2 else a
         kwargs = {"activation": activation or "none", "accum": accum, "kernel_id": kernel}
         if out_dtype is not None:
             kwargs["out_dtype"] = _torch_dtype(torch, out_dtype)
         y = ops[2](bias, rows, b, **kwargs)
-        return y.view(*a.shape[:-1], b.shape[-1]) if a.dim() == 3 else y
+        return y.view(*a.shape[:-1], b.shape[-1]) if a.dim() > 2 else y
     op = ops[0 if a.dim() == 2 and b.dim() == 2 else 1]
     if out_dtype is None:
         return op(a, b, accum=accum, kernel_id=kernel)
@@ -537,3 +659,22 @@ def _torch_sizes(torch, t, name):
     if t.dim() != 1 or (t.shape[0] > 1 and t.stride(0) != 1):
         raise ValueError(f"{name} must be a contiguous 1-D tensor")
     return (t.data_ptr(), t.shape[0], t.get_device())
+
+
+def _register_torch():
+    """Registers torch.ops.hgemm.* where torch is installed, so that a saved torch.export program
+    calling them loads after `import hgemm`; imports nothing when torch is absent."""
+    import importlib.util
+    import os
+
+    if os.environ.get("HGEMM_NO_TORCH", "") not in ("", "0") or importlib.util.find_spec("torch") is None:
+        return
+    try:
+        from . import torch_ops  # noqa: F401
+    except Exception as e:  # a torch too old or broken must not make hgemm unusable on other arrays
+        import warnings
+
+        warnings.warn(f"hgemm: torch.ops.hgemm not registered ({type(e).__name__}: {e})", RuntimeWarning)
+
+
+_register_torch()

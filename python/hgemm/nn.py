@@ -1,10 +1,11 @@
 """hgemm.nn: torch.nn layers computed by hgemm (float16 or bfloat16).
 
     import torch, hgemm.nn
-    layer = hgemm.nn.Linear(4096, 14336, device="cuda")   # float16 weight and bias
+    layer = hgemm.nn.Linear(4096, 14336, device="cuda", dtype=torch.float16)
     y = layer(x)                                           # x: (..., 4096) float16 on the GPU
-    hgemm.nn.Linear(4096, 14336, device="cuda", dtype=torch.bfloat16)  # for bfloat16 inputs
     up = hgemm.nn.Linear(4096, 14336, device="cuda", activation="gelu")  # gelu(x·Wᵀ + b) in one launch
+    with torch.autocast("cuda", dtype=torch.bfloat16):     # float32 layers and inputs, as torch's
+        y = up(x.float())
 
 Importing this module imports torch (and registers torch.ops.hgemm.*).
 """
@@ -20,7 +21,17 @@ F16, BF16 = torch.float16, torch.bfloat16
 
 def _refuse_dtype(what, dtype):
     raise TypeError(f"hgemm.nn computes in float16 or bfloat16: {what} is {dtype}, which is not supported "
-                    "(convert with .half() or .bfloat16(), or pass dtype=torch.float16 or torch.bfloat16)")
+                    "(convert with .half() or .bfloat16(), or run under torch.autocast)")
+
+
+_TORCH_ACT = {"none": lambda y: y, "relu": torch.nn.functional.relu, "gelu": torch.nn.functional.gelu,
+              "gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+              "silu": torch.nn.functional.silu}
+
+
+def _autocast_on(device_type):
+    # only the device types autocast knows: it raises for others (meta)
+    return (device_type == "cuda" or device_type == "cpu") and torch.is_autocast_enabled(device_type)
 
 
 def linear(x, weight, bias=None, activation=None):
@@ -30,12 +41,21 @@ def linear(x, weight, bias=None, activation=None):
     "gelu_tanh" (torch.nn.GELU(approximate="tanh")) or "silu". The bias and the activation are
     applied in the product's epilogue (torch.ops.hgemm.addmm), on the f32 sum before the one
     rounding to the output's dtype. The leading dimensions of x are flattened into the rows of one
-    product (a view when x is contiguous)."""
+    product (a view when x is contiguous).
+
+    Other dtypes, as torch.nn.functional.linear takes them: under torch.autocast for x's device
+    the operators cast every input to the autocast dtype (float32 activations and weights
+    included); outside autocast, tensors of one dtype that hgemm does not compute in (float32,
+    float64) are computed by torch itself (functional.linear and the activation), so that a layer
+    moved with .to(torch.float32) still runs; 16-bit tensors of two dtypes raise TypeError."""
     activation = _activation(activation)
     dtype = x.dtype
     if (dtype is not F16 and dtype is not BF16) or weight.dtype is not dtype or (bias is not None and
                                                                                  bias.dtype is not dtype):
-        _check_dtypes(x, weight, bias)
+        if not _autocast_on(x.device.type):
+            if weight.dtype is dtype and (bias is None or bias.dtype is dtype) and dtype.is_floating_point:
+                return _TORCH_ACT[activation](torch.nn.functional.linear(x, weight, bias))
+            _check_dtypes(x, weight, bias)
     shape, size = x.shape, weight.shape
     if len(size) != 2 or len(shape) < 1:
         raise ValueError(f"hgemm.nn.linear takes a 2-D weight and an input of at least 1 dimension, got "
@@ -68,11 +88,13 @@ def _linear_rows(x, weight, bias, activation="none"):
 
 
 class Linear(torch.nn.Linear):
-    """A drop-in for torch.nn.Linear computed by hgemm: the same parameters (weight
+    """A drop-in for torch.nn.Linear computed by hgemm: the same constructor (device and dtype
+    factory arguments, dtype defaulting to torch.get_default_dtype()), parameters (weight
     out_features×in_features, bias out_features), initialisation, state_dict keys and repr, so
-    state dicts load both ways. Inputs are (..., in_features), of the layer's dtype. dtype is
-    torch.float16 (the default) or torch.bfloat16, other dtypes are refused; device defaults to the
-    CPU as in torch (move the layer to the GPU before calling it).
+    state dicts load both ways. Inputs are (..., in_features). hgemm computes float16 and bfloat16
+    layers, and any layer under torch.autocast (float32 inputs and weights cast to the autocast
+    dtype, as torch.nn.Linear's are); a float32 layer outside autocast is computed by torch (see
+    linear). device defaults to the CPU as in torch (move the layer to the GPU before calling it).
 
     activation (None, "relu", "gelu", "gelu_tanh" or "silu") is applied to the output in the
     product's epilogue, as is the bias: Linear(i, o, activation="gelu") computes what
@@ -81,10 +103,6 @@ class Linear(torch.nn.Linear):
     layer is a drop-in for torch.nn.Linear, repr included."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, activation=None):
-        if dtype is None:
-            dtype = F16
-        if dtype is not F16 and dtype is not BF16:
-            _refuse_dtype("dtype", dtype)
         name = _activation(activation)
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.activation = None if name == "none" else name

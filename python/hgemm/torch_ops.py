@@ -1,8 +1,9 @@
 """hgemm as torch operators, with autograd computed by hgemm, fake (meta) kernels for
 torch.compile / FakeTensorMode, and CUDA-graph-safe launches on the current torch stream.
 
-Importing this module imports torch; `import hgemm` alone does not (hgemm.matmul imports this
-module the first time it routes a torch tensor that needs grad, or any call under torch.compile).
+`import hgemm` imports this module where torch is installed (HGEMM_NO_TORCH=1 skips it), so the
+operators exist whenever hgemm does: a saved torch.export program that calls them loads after
+`import hgemm`.
 
     hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
     hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
@@ -11,8 +12,10 @@ module the first time it routes a torch tensor that needs grad, or any call unde
     hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, ScalarType? out_dtype=None)
         -> Tensor
 
-mm: a is M×K, b is K×N. matmul: 2-D or 3-D operands with torch.matmul's broadcasting: M×K by
-batch×K×N, batch×M×K by K×N, or two batches of equal size (a batch of one is shared). Both take
+mm: a is M×K, b is K×N. matmul: operands of 2 or more dimensions with torch.matmul's
+broadcasting: M×K by batch×K×N, batch×M×K by K×N, two batches of equal size (a batch of one is
+shared), or N-D batches that broadcast ((2, 1, M, K) by (3, K, N) is 2×3×M×N; B×H×S×D attention
+products). Both take
 CUDA tensors, a and b both float16 or both bfloat16, with any strides: a matrix with padded rows
 is a leading dimension, a transposed view is op T and a batch stride of 0 repeats a matrix (no
 copy); any other layout is copied first. A batch whose matrices lie one under the other, times one
@@ -26,6 +29,9 @@ the activation applied in the product's epilogue, on the f32 sum before the outp
 a is M×K and b K×N as for mm; bias is None or a 1-D tensor of N values (one per output column, as
 nn.Linear's bias; float16, bfloat16 or float32, on a's device); activation is "none", "relu",
 "gelu" (erf: torch's gelu(approximate="none")), "gelu_tanh" (gelu(approximate="tanh")) or "silu".
+Under torch.autocast every operator casts its floating-point inputs (float64 aside) to the
+autocast dtype first, as torch.mm and torch.addmm do.
+
 Its backward needs the pre-activation Z = a·b + bias for gelu, gelu_tanh and silu: when a gradient
 is wanted, the forward runs hgemm::_addmm_aux, which returns (out, Z) from the one product (Z in the
 output's dtype, written by the same epilogue), and saves Z; relu's backward reads the output.
@@ -39,7 +45,7 @@ torch.library.custom_op, whose wrapper costs more host time per call.
 
 import torch
 
-from . import _ACTIVATIONS, _check_kernel, _grouped_shape, _out_shape, _torch_codes, _torch_stream, _torch_view
+from . import _ACTIVATIONS, _check_kernel, _grouped_shape, _out_shape, _to_3d, _torch_codes, _torch_stream, _torch_view
 from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import grouped_gemm_views as _grouped_gemm_views
 from ._hgemm import k_grouped_gemm_views as _k_grouped_gemm_views
@@ -96,8 +102,10 @@ def _mm_shape(a, b, accum, kernel, out_dtype):
 
 def _matmul_shape(a, b, accum, kernel, out_dtype):
     _check_args("matmul", a, b, accum, kernel, out_dtype)
-    if a.dim() not in (2, 3) or b.dim() not in (2, 3):
-        raise ValueError(f"hgemm::matmul takes 2-D or 3-D tensors, got {a.dim()}-D and {b.dim()}-D")
+    if a.dim() > 3 or b.dim() > 3:
+        return _to_3d(torch, a, b)[2]
+    if a.dim() < 2 or b.dim() < 2:
+        raise ValueError(f"hgemm::matmul takes tensors of 2 or more dimensions, got {a.dim()}-D and {b.dim()}-D")
     try:
         return _out_shape(a.shape, b.shape, False, False)
     except ValueError as e:
@@ -172,6 +180,10 @@ def _mm_cuda(a, b, accum="f32", kernel_id="auto", out_dtype=None):
 def _matmul_cuda(a, b, accum="f32", kernel_id="auto", out_dtype=None):
     if a.dim() == 2 and b.dim() == 2:
         return _two_d_product("matmul", a, b, accum, kernel_id, out_dtype)
+    if a.dim() > 3 or b.dim() > 3:  # N-D batches: one 2-D or 3-D product, viewed back
+        _check_args("matmul", a, b, accum, kernel_id, out_dtype)
+        a3, b3, shape = _to_3d(torch, a, b)
+        return _matmul_cuda(a3, b3, accum, kernel_id, out_dtype).view(shape)
     shape = _matmul_shape(a, b, accum, kernel_id, out_dtype)
     a, va = _view(a)
     b, vb = _view(b)
@@ -302,6 +314,12 @@ def _register_autograd(name, cuda_kernel):
 
     def autograd_kernel(keyset, a, b, accum="f32", kernel_id="auto", out_dtype=None):
         if _is_grad_enabled() and (a.requires_grad or b.requires_grad):
+            if a.dim() > 3 or b.dim() > 3:
+                # N-D batches: torch's expand and reshape carry the gradient (summed over broadcast
+                # dimensions) to and from a 2-D or 3-D product, whose backward is Product's.
+                a3, b3, shape = _to_3d(torch, a, b)
+                op3 = torch.ops.hgemm.mm.default if a3.dim() == 2 and b3.dim() == 2 else torch.ops.hgemm.matmul.default
+                return op3(a3, b3, accum=accum, kernel_id=kernel_id, out_dtype=out_dtype).view(shape)
             return Product.apply(a, b, accum, kernel_id, out_dtype, keyset)
         if _next_is_cuda(keyset):
             return cuda_kernel(a, b, accum, kernel_id, out_dtype)
@@ -662,3 +680,36 @@ def _grouped_backward(ctx, grad):
 torch.library.register_autograd("hgemm::grouped_mm", _grouped_backward, setup_context=_grouped_setup, lib=_lib)
 
 grouped_mm = torch.ops.hgemm.grouped_mm.default
+
+
+# ---- autocast ----
+#
+# Under torch.autocast the operators cast floating-point inputs (float64 aside) to the autocast
+# dtype, as torch.mm and torch.addmm do, then run with autocast excluded. torch.library's
+# register_autocast takes one fixed dtype; this reads the autocast dtype at each call.
+
+_AUTOCAST_KEYS = (torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCUDA)
+                  | torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU))
+_autocast_dtype = getattr(torch, "get_autocast_dtype", None) or (
+    lambda device: torch.get_autocast_gpu_dtype() if device == "cuda" else torch.get_autocast_cpu_dtype())
+
+
+def _cast(x, dtype):
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype is not dtype and x.dtype is not torch.float64:
+        return x.to(dtype)
+    return x
+
+
+def _autocast_kernel(op, device):
+    def kernel(*args, **kwargs):
+        dtype = _autocast_dtype(device)
+        args = tuple(_cast(x, dtype) for x in args)
+        with torch._C._ExcludeDispatchKeyGuard(_AUTOCAST_KEYS):
+            return op(*args, **kwargs)
+    return kernel
+
+
+for _name in ("mm", "matmul", "addmm", "grouped_mm"):
+    _op = getattr(torch.ops.hgemm, _name).default
+    _lib.impl(_name, _autocast_kernel(_op, "cuda"), "AutocastCUDA")
+    _lib.impl(_name, _autocast_kernel(_op, "cpu"), "AutocastCPU")

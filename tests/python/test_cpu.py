@@ -110,7 +110,7 @@ def test_non_contiguous_inner_dimension():
 
 def test_unknown_kernel_and_accum():
     with pytest.raises(ValueError, match="unknown kernel"):
-        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), kernel="cuda.warp_drive")
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), kernel_id="cuda.warp_drive")
     with pytest.raises(ValueError, match="accum"):
         hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), accum="f64")
 
@@ -434,3 +434,25 @@ def test_torch_benchmarks_print_their_options(script):
     if script == "bench_mlp":
         assert "--tokens" in run.stdout and "--intermediate" in run.stdout
         assert "--dtype {f16,bf16}" in run.stdout and "bfloat16" in run.stdout
+
+
+def test_kernel_keyword_is_kernel_id_and_kernel_warns():
+    with pytest.warns(DeprecationWarning, match="kernel_id"):
+        with pytest.raises(ValueError, match="unknown kernel"):
+            hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), kernel="cuda.warp_drive")
+    with pytest.raises(ValueError, match="disagree"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), kernel="cuda.naive", kernel_id="cuda.mma")
+
+
+def test_accum_takes_dtypes_and_stream_takes_stream_objects():
+    class Stream:  # what torch.cuda.Stream offers
+        cuda_stream = 0
+
+    # accepted up to the device check, which these host arrays then fail
+    for accum in (np.float32, np.float16, "f32"):
+        with pytest.raises(TypeError, match="CUDA"):
+            hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), accum=accum, stream=Stream())
+    with pytest.raises(ValueError, match="accum must be"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), accum=np.float64)
+    with pytest.raises(TypeError, match="stream must be"):
+        hgemm.matmul(half((4, 3)), half((3, 5)), out=half((4, 5)), stream="default")

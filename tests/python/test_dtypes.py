@@ -218,9 +218,9 @@ def test_a_kernel_named_for_a_type_it_does_not_take_is_refused():
     rung = next(k["id"] for k in hgemm.kernels() if k["in_types"] == ["f16"] and "nn" in k["ops"])
     a, b = rand(64, 64, dtype=BF16), rand(64, 64, dtype=BF16)
     with pytest.raises(TypeError, match="bf16"):
-        hgemm.matmul(a, b, kernel=rung)
+        hgemm.matmul(a, b, kernel_id=rung)
     with pytest.raises(TypeError, match="f32"):
-        hgemm.matmul(a.half(), b.half(), kernel=rung, out_dtype=F32)
+        hgemm.matmul(a.half(), b.half(), kernel_id=rung, out_dtype=F32)
 
 
 @cuda
@@ -235,7 +235,7 @@ def test_every_kernel_that_takes_bfloat16(kernel):
     want = a.double() @ b.double()
     for out_type in kernel["out_types"]:
         out_dtype = {"f16": F16, "bf16": BF16, "f32": F32}[out_type]
-        c = hgemm.matmul(a, b, kernel=kernel["id"], out_dtype=out_dtype)
+        c = hgemm.matmul(a, b, kernel_id=kernel["id"], out_dtype=out_dtype)
         assert c.dtype == out_dtype
         assert rel_error(c, want) <= tol(out_dtype, k), (kernel["id"], out_type)
 

@@ -50,9 +50,9 @@ def test_every_kernel_matches_torch(kernel, m, n, k):
     for accum in kernel["accums"]:
         if misaligned or too_tall:
             with pytest.raises(ValueError, match="aligned" if misaligned else "shape"):
-                hgemm.matmul(a, b, kernel=kernel["id"], accum=accum)
+                hgemm.matmul(a, b, kernel_id=kernel["id"], accum=accum)
             continue
-        c = hgemm.matmul(a, b, kernel=kernel["id"], accum=accum)
+        c = hgemm.matmul(a, b, kernel_id=kernel["id"], accum=accum)
         torch.cuda.synchronize()
         assert c.shape == (m, n) and c.dtype == torch.float16
         assert rel_error(c, want) <= tolerance(accum, k), (kernel["id"], accum)
@@ -133,7 +133,7 @@ def test_cupy_arrays_if_available():
 def test_unsupported_kernel_for_problem():
     a, b = rand(64, 64), rand(64, 64)
     with pytest.raises(ValueError, match="f32"):
-        hgemm.matmul(a, b, kernel="cuda.t8x8_hfma2", accum="f32")
+        hgemm.matmul(a, b, kernel_id="cuda.t8x8_hfma2", accum="f32")
 
 
 def test_per_call_overhead_against_cpp(record_property):

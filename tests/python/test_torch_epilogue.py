@@ -181,7 +181,7 @@ def test_forward_keeps_z_only_where_the_backward_reads_it(activation):
 def test_compile_fullgraph_traces_on_meta(backend, activation):
     """Dynamo traces addmm, hgemm.matmul with an epilogue and a Linear with an activation without a
     graph break, and AOT autograd gets the backward, without a GPU."""
-    layer = hgemm.nn.Linear(16, 32, device="meta", activation=activation)
+    layer = hgemm.nn.Linear(16, 32, device="meta", dtype=F16, activation=activation)
     w = meta(32, 8, requires_grad=True)
 
     def f(x, bias):
@@ -269,7 +269,7 @@ def test_matmul_fast_path_checks_the_bias_before_the_device():
 def test_linear_parameters_state_dict_and_repr(activation, bias):
     """activation adds no parameter: the state dict is torch.nn.Linear's, loadable both ways; the
     repr names the activation, and without one is torch's."""
-    ours = hgemm.nn.Linear(8, 4, bias=bias, activation=activation)
+    ours = hgemm.nn.Linear(8, 4, bias=bias, activation=activation, dtype=F16)
     ref = torch.nn.Linear(8, 4, bias=bias, dtype=F16)
     assert list(ours.state_dict()) == list(ref.state_dict())
     ours.load_state_dict(ref.state_dict())
@@ -284,7 +284,7 @@ def test_linear_parameters_state_dict_and_repr(activation, bias):
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 @pytest.mark.parametrize("lead", [(), (5,), (2, 3)])
 def test_linear_any_leading_shape_on_meta(activation, lead):
-    layer = hgemm.nn.Linear(8, 6, device="meta", activation=activation)
+    layer = hgemm.nn.Linear(8, 6, device="meta", dtype=F16, activation=activation)
     x = meta(*lead, 8, requires_grad=True)
     y = layer(x)
     assert y.shape == (*lead, 6)
@@ -422,7 +422,7 @@ def test_linear_with_activation_on_the_cpu_with_reference_kernels(activation):
     """hgemm.nn.Linear(activation=...) against torch.nn.Linear followed by torch's activation module,
     from the same weights, forward and gradients."""
     torch.manual_seed(0)
-    ours = hgemm.nn.Linear(24, 16, activation=activation)
+    ours = hgemm.nn.Linear(24, 16, activation=activation, dtype=F16)
     linear = torch.nn.Linear(24, 16)
     linear.load_state_dict(ours.state_dict())
     ref = linear if activation is None else torch.nn.Sequential(linear, TORCH_MODULE[activation]())
@@ -588,7 +588,7 @@ def test_torch_compile_fullgraph_with_activations(gpu):
     """Inductor compiles a Linear with an activation and addmm with another (forward and backward),
     and the results match float32 torch from the same weights."""
     torch.manual_seed(5)
-    layer = hgemm.nn.Linear(64, 96, device="cuda", activation="gelu")
+    layer = hgemm.nn.Linear(64, 96, device="cuda", dtype=F16, activation="gelu")
     w, bias = rand(96, 32, requires_grad=True), rand(32, requires_grad=True)
 
     def f(x):
@@ -675,7 +675,7 @@ def test_bad_epilogue_arguments_on_the_gpu(gpu):
     with pytest.raises(ValueError, match="bias is on cpu"):
         addmm(torch.zeros(5, dtype=F16), a, b)
     with pytest.raises(ValueError, match="cannot apply a fused epilogue"):  # a ladder rung refuses it
-        hgemm.matmul(a, b, activation="relu", kernel="cuda.naive")
+        hgemm.matmul(a, b, activation="relu", kernel_id="cuda.naive")
 
 
 @pytest.mark.parametrize("activation", ["none", "gelu"])

@@ -2,6 +2,7 @@
 (meta/fake tensors), and the CUDA kernels, gradients, torch.compile and CUDA graphs on a GPU
 (skipped without one)."""
 import math
+import os
 import subprocess
 import sys
 
@@ -17,9 +18,20 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"
 F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
 
 
-def test_import_hgemm_does_not_import_torch():
+def test_import_hgemm_registers_the_operators():
+    """`import hgemm` then `import torch`: torch.ops.hgemm.* exist, with autocast kernels."""
+    code = ("import hgemm, torch; torch.ops.hgemm.mm; torch.ops.hgemm.addmm; torch.ops.hgemm.grouped_mm; "
+            "k = torch._C._dispatch_has_kernel_for_dispatch_key; "
+            "assert k('hgemm::mm', 'AutocastCUDA') and k('hgemm::matmul', 'AutocastCUDA'); print('ok')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.stdout.strip() == "ok", run.stderr
+
+
+def test_hgemm_no_torch_skips_torch():
     code = "import sys, hgemm; assert 'torch' not in sys.modules; print('ok')"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "ok"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "HGEMM_NO_TORCH": "1"})
+    assert run.stdout.strip() == "ok", run.stderr
 
 
 def test_schemas():
@@ -112,8 +124,9 @@ def test_fake_matmul_rejects_batches_that_do_not_broadcast():
     b = torch.empty(3, 4, 5, dtype=F16, device="meta")
     with pytest.raises(ValueError, match="broadcast"):
         torch.ops.hgemm.matmul(a, b)
-    with pytest.raises(ValueError, match="2-D or 3-D"):
-        torch.ops.hgemm.matmul(a[None], b[0])
+    assert torch.ops.hgemm.matmul(a[None], b[0]).shape == (1, 2, 3, 5)  # N-D, as torch.matmul
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        torch.ops.hgemm.matmul(a[0, 0], b[0])
     with pytest.raises(ValueError, match="2-D"):
         torch.ops.hgemm.mm(a, b[0])  # mm takes no batches
 
@@ -130,7 +143,7 @@ def test_cpu_tensors_are_refused_with_a_type_error():
 def test_matmul_checks_the_kernel_name_before_the_operator():
     a = torch.empty(6, 4, dtype=F16, device="meta", requires_grad=True)
     with pytest.raises(ValueError, match="unknown kernel"):
-        hgemm.matmul(a, a.t(), kernel="cuda.warp_drive")
+        hgemm.matmul(a, a.t(), kernel_id="cuda.warp_drive")
 
 
 def test_opcheck_mm_meta():
@@ -494,8 +507,9 @@ def test_unsupported_dtypes_devices_and_shapes_raise_clearly():
                 op(a.to(dtype), a.to(dtype))
         with pytest.raises(TypeError, match="float16 or bfloat16"):
             hgemm.matmul(a.to(dtype), a)
-        with pytest.raises(TypeError, match="float16 or bfloat16"):
-            hgemm.nn.Linear(8, 8, device="cuda").to(dtype)(a.to(dtype))
+        # a float32 or float64 layer is computed by torch, as torch.nn.Linear would
+        layer = hgemm.nn.Linear(8, 8, device="cuda", dtype=F16).to(dtype)
+        torch.testing.assert_close(layer(a.to(dtype)), torch.nn.functional.linear(a.to(dtype), layer.weight, layer.bias))
     for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
         with pytest.raises(TypeError, match="both must have one dtype"):
             op(a, a.bfloat16())
@@ -520,7 +534,7 @@ def test_unsupported_dtypes_devices_and_shapes_raise_clearly():
 @cuda
 def test_a_named_kernel_runs_through_the_operator():
     a, b = rand(64, 64, requires_grad=True), rand(64, 64)
-    c = hgemm.matmul(a, b, kernel="cuda.t8x8_hfma2", accum="f16")
+    c = hgemm.matmul(a, b, kernel_id="cuda.t8x8_hfma2", accum="f16")
     assert rel_error(c.detach(), a.detach().float() @ b.float()) < 2.0 ** -10 * (2 + 0.5 * 8)
     with pytest.raises(ValueError, match="f32"):  # the rung has no f32 accumulation: refused, not run
         torch.ops.hgemm.mm(a.detach(), b, kernel_id="cuda.t8x8_hfma2")
@@ -584,7 +598,7 @@ class Block(torch.nn.Module):
 def block_pair():
     """The same Block computed by hgemm and by torch (float32), from the same weights."""
     torch.manual_seed(0)
-    ours = Block(lambda i, o, bias=True: hgemm.nn.Linear(i, o, bias=bias, device="cuda")).cuda()
+    ours = Block(lambda i, o, bias=True: hgemm.nn.Linear(i, o, bias=bias, device="cuda", dtype=F16)).cuda()
     ref = Block(lambda i, o, bias=True: torch.nn.Linear(i, o, bias=bias, device="cuda")).cuda()
     ref.load_state_dict(ours.state_dict())
     ref.float()
@@ -646,7 +660,7 @@ def test_cuda_graph_capture_and_replay():
     from that replay's inputs (mm, a batched matmul and hgemm.nn.Linear)."""
     a, b = rand(64, 32), rand(32, 16)
     x, w = rand(3, 64, 32), rand(32, 48)
-    layer = hgemm.nn.Linear(32, 40, device="cuda")
+    layer = hgemm.nn.Linear(32, 40, device="cuda", dtype=F16)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):  # warm up outside capture
