@@ -567,7 +567,7 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     The group sizes are read on the GPU only (no synchronisation; a captured CUDA graph replays with
     new sizes written into the same tensor). A size outside [0, rows] is clamped, decreasing offsets
     give empty groups. a and b are float16 or both bfloat16; out_dtype float16, bfloat16 or float32
-    (default a's dtype; torch._grouped_mm takes bfloat16 only). Any strides: a transposed view (such
+    (default a's dtype; as torch._grouped_mm, which takes both 16-bit types). Any strides: a transposed view (such
     as weights stored G×N×K passed as w.transpose(-2, -1)) is op T, without a copy. out, when given,
     must have row-major rows. A 3-D a with a 2-D b (torch's N-grouped form) raises
     NotImplementedError. torch tensors that need grad, tensor subclasses and calls under
