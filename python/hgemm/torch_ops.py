@@ -7,7 +7,8 @@ operators exist whenever hgemm does: a saved torch.export program that calls the
 
     hgemm::mm(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
     hgemm::matmul(Tensor a, Tensor b, *, str accum="f32", str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor
-    hgemm::addmm(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", str kernel_id="auto",
+    hgemm::addmm(Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scalar alpha=1, str activation="none",
+                 str accum="f32", str kernel_id="auto",
                  ScalarType? out_dtype=None) -> Tensor
     hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, ScalarType? out_dtype=None)
         -> Tensor
@@ -24,7 +25,7 @@ out_dtype (float16, bfloat16 or float32; None: a's dtype); accum is "f32" or "f1
 and output only), kernel_id "auto" or an id from hgemm.kernels() (not `kernel`: inductor's
 fallback kernels take that name themselves). Gradients come in the inputs' dtype.
 
-addmm: act(a·b + bias), as torch.addmm(bias, a, b) followed by an activation, with the bias and
+addmm: act(alpha·a·b + beta·bias), as torch.addmm(bias, a, b, beta=beta, alpha=alpha) followed by an activation, with the bias and
 the activation applied in the product's epilogue, on the f32 sum before the output's one rounding.
 a is M×K and b K×N as for mm; bias is None or a 1-D tensor of N values (one per output column, as
 nn.Linear's bias; float16, bfloat16 or float32, on a's device); activation is "none", "relu",
@@ -341,9 +342,9 @@ matmul = torch.ops.hgemm.matmul.default
 # same with the pre-activation Z as a second output (the epilogue's aux), which the backward of
 # gelu, gelu_tanh and silu reads. Both are differentiable (Z's gradient adds to dZ).
 
-_lib.define('addmm(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", '
+_lib.define('addmm(Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scalar alpha=1, str activation="none", str accum="f32", '
             'str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor')
-_lib.define('_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", '
+_lib.define('_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scalar alpha=1, str activation="none", str accum="f32", '
             'str kernel_id="auto", ScalarType? out_dtype=None) -> (Tensor, Tensor)')
 
 
@@ -365,7 +366,7 @@ def _addmm_shape(name, bias, a, b, activation, accum, kernel, out_dtype):
     return shape
 
 
-def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_aux):
+def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_aux, beta=1, alpha=1):
     """act(a·b + bias) into a new tensor, and with_aux: Z = a·b + bias into another of the same
     dtype, from one product."""
     a, va = _view(a)
@@ -374,6 +375,8 @@ def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_a
     dtype = a.dtype if out_dtype is None else out_dtype
     out, vo = _new_output(a, shape, dtype, va[5])
     vbias = aux = vaux = None
+    if beta != 1 and bias is not None:
+        bias = None if beta == 0 else bias * beta  # beta = 0 ignores the bias, as torch.addmm
     if bias is not None:
         if not bias.is_contiguous():
             bias = bias.contiguous()
@@ -381,26 +384,28 @@ def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_a
     if with_aux:
         aux, vaux = _new_output(a, shape, dtype, va[5])
     # The epilogue's arguments by position: keywords cost the binding a lookup each.
-    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel_id, False, False, _stream(va[5]), vbias, "n", activation, vaux)
+    _gemm_views(va, vb, vo, float(alpha), 0.0, accum, kernel_id, False, False, _stream(va[5]), vbias, "n", activation,
+                vaux)
     return (out, aux) if with_aux else out
 
 
-def _addmm_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+def _addmm_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None, beta=1, alpha=1):
     _addmm_shape("addmm", bias, a, b, activation, accum, kernel_id, out_dtype)
-    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, False)
+    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, False, beta, alpha)
 
 
-def _addmm_aux_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+def _addmm_aux_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None, beta=1, alpha=1):
     _addmm_shape("_addmm_aux", bias, a, b, activation, accum, kernel_id, out_dtype)
-    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, True)
+    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, True, beta, alpha)
 
 
-def _addmm_fake(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+def _addmm_fake(bias, a, b, *, beta=1, alpha=1, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
     shape = _addmm_shape("addmm", bias, a, b, activation, accum, kernel_id, out_dtype)
     return a.new_empty(shape, dtype=a.dtype if out_dtype is None else out_dtype)
 
 
-def _addmm_aux_fake(bias, a, b, *, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+def _addmm_aux_fake(bias, a, b, *, beta=1, alpha=1, activation="none", accum="f32", kernel_id="auto",
+                    out_dtype=None):
     shape = _addmm_shape("_addmm_aux", bias, a, b, activation, accum, kernel_id, out_dtype)
     dtype = a.dtype if out_dtype is None else out_dtype
     return a.new_empty(shape, dtype=dtype), a.new_empty(shape, dtype=dtype)
@@ -446,15 +451,17 @@ def _activation_backward(grad, saved, activation):
 
 class _Addmm(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, bias, a, b, activation, accum, kernel_id, out_dtype, keyset, with_aux):
+    def forward(ctx, bias, a, b, activation, accum, kernel_id, out_dtype, keyset, with_aux, beta=1, alpha=1):
         keys = keyset & _AFTER_AUTOGRAD
         with torch._C._AutoDispatchBelowAutograd():
             if with_aux or activation in _READS_Z:
                 out, z = torch.ops.hgemm._addmm_aux.default.redispatch(
-                    keys, bias, a, b, activation=activation, accum=accum, kernel_id=kernel_id, out_dtype=out_dtype)
+                    keys, bias, a, b, beta=beta, alpha=alpha, activation=activation, accum=accum, kernel_id=kernel_id,
+                    out_dtype=out_dtype)
             else:
                 out = torch.ops.hgemm.addmm.default.redispatch(
-                    keys, bias, a, b, activation=activation, accum=accum, kernel_id=kernel_id, out_dtype=out_dtype)
+                    keys, bias, a, b, beta=beta, alpha=alpha, activation=activation, accum=accum, kernel_id=kernel_id,
+                    out_dtype=out_dtype)
         need_a, need_b = ctx.needs_input_grad[1], ctx.needs_input_grad[2]
         saved = z if activation in _READS_Z else out if activation == "relu" else None
         ctx.save_for_backward(b if need_a else None, a if need_b else None, saved)
@@ -462,6 +469,7 @@ class _Addmm(torch.autograd.Function):
         ctx.activation = activation
         ctx.dtype = a.dtype
         ctx.bias_dtype = None if bias is None else bias.dtype
+        ctx.beta, ctx.alpha = beta, alpha
         ctx.a_transposed, ctx.b_transposed = _transposed(a), _transposed(b)
         return (out, z) if with_aux else out
 
@@ -476,13 +484,17 @@ class _Addmm(torch.autograd.Function):
         if dz is not None:
             if ctx.needs_input_grad[0]:
                 dbias = dz.sum(0, dtype=ctx.bias_dtype)
+                if ctx.beta != 1:
+                    dbias = dbias * ctx.beta
             if dz.dtype != ctx.dtype:
                 dz = dz.to(ctx.dtype)
+            if ctx.alpha != 1:  # Z = alpha·A·B + beta·bias
+                dz = dz * ctx.alpha
             if ctx.needs_input_grad[1]:
                 da = _product(dz, b.mT, ctx.a_transposed)
             if ctx.needs_input_grad[2]:
                 db = _product(a.mT, dz, ctx.b_transposed)
-        return dbias, da, db, None, None, None, None, None, None
+        return dbias, da, db, None, None, None, None, None, None, None, None
 
 
 _Addmm.__name__ = _Addmm.__qualname__ = "HgemmBackward_addmm"
@@ -491,14 +503,15 @@ _Addmm.__name__ = _Addmm.__qualname__ = "HgemmBackward_addmm"
 def _register_addmm_autograd(name, cuda_kernel, with_aux):
     op = getattr(torch.ops.hgemm, name).default
 
-    def autograd_kernel(keyset, bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+    def autograd_kernel(keyset, bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None, beta=1,
+                        alpha=1):
         if _is_grad_enabled() and (a.requires_grad or b.requires_grad or (bias is not None and bias.requires_grad)):
-            return _Addmm.apply(bias, a, b, activation, accum, kernel_id, out_dtype, keyset, with_aux)
+            return _Addmm.apply(bias, a, b, activation, accum, kernel_id, out_dtype, keyset, with_aux, beta, alpha)
         if _next_is_cuda(keyset):
-            return cuda_kernel(bias, a, b, activation, accum, kernel_id, out_dtype)
+            return cuda_kernel(bias, a, b, activation, accum, kernel_id, out_dtype, beta, alpha)
         with torch._C._AutoDispatchBelowAutograd():
-            return op.redispatch(keyset & _AFTER_AUTOGRAD, bias, a, b, activation=activation, accum=accum,
-                                 kernel_id=kernel_id, out_dtype=out_dtype)
+            return op.redispatch(keyset & _AFTER_AUTOGRAD, bias, a, b, beta=beta, alpha=alpha, activation=activation,
+                                 accum=accum, kernel_id=kernel_id, out_dtype=out_dtype)
 
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
 

@@ -233,3 +233,32 @@ def test_stream_takes_a_torch_stream():
         y = hgemm.matmul(a, b, stream=s)
     s.synchronize()
     torch.testing.assert_close(y.float(), a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+
+
+# ---- addmm in torch.addmm's order, with beta and alpha ----
+
+def test_addmm_takes_beta_and_alpha_as_torch_addmm():
+    schema = str(torch.ops.hgemm.addmm.default._schema)
+    assert "Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scalar alpha=1" in schema
+    a = torch.empty(8, 16, dtype=F16, device="meta", requires_grad=True)
+    b = torch.empty(16, 4, dtype=F16, device="meta")
+    bias = torch.empty(4, dtype=F16, device="meta", requires_grad=True)
+    y = torch.ops.hgemm.addmm(bias, a, b, beta=0.5, alpha=2.0, activation="gelu")
+    assert y.shape == (8, 4)
+    da, dbias = torch.autograd.grad(y, (a, bias), torch.empty_like(y))
+    assert da.shape == a.shape and dbias.shape == bias.shape
+
+
+@cuda
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1.5)])
+def test_addmm_beta_alpha_values_and_gradients_match_torch(beta, alpha):
+    a, b, bias = rand(64, 96, requires_grad=True), rand(96, 80, requires_grad=True), rand(80, requires_grad=True)
+    y = torch.ops.hgemm.addmm(bias, a, b, beta=beta, alpha=alpha, activation="silu")
+    af, bf, biasf = (t.detach().float().requires_grad_() for t in (a, b, bias))
+    want = torch.nn.functional.silu(torch.addmm(biasf, af, bf, beta=beta, alpha=alpha))
+    torch.testing.assert_close(y.float(), want, atol=2e-2, rtol=2e-2)
+    g = rand(64, 80)
+    got = torch.autograd.grad(y, (a, b, bias), g)
+    ref = torch.autograd.grad(want, (af, bf, biasf), g.float())
+    for x, r in zip(got, ref):
+        torch.testing.assert_close(x.float(), r, atol=5e-2, rtol=5e-2)

@@ -43,10 +43,10 @@ def meta(*shape, dtype=F16, requires_grad=False):
 
 def test_schemas():
     assert str(torch.ops.hgemm.addmm.default._schema) == (
-        'hgemm::addmm(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", '
+        'hgemm::addmm(Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scalar alpha=1, str activation="none", str accum="f32", '
         'str kernel_id="auto", ScalarType? out_dtype=None) -> Tensor')
     assert str(torch.ops.hgemm._addmm_aux.default._schema) == (
-        'hgemm::_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, str activation="none", str accum="f32", '
+        'hgemm::_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scalar alpha=1, str activation="none", str accum="f32", '
         'str kernel_id="auto", ScalarType? out_dtype=None) -> (Tensor, Tensor)')
     assert hgemm.torch_ops.addmm is addmm
 
