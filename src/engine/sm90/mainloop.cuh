@@ -29,7 +29,8 @@ constexpr int kSmemLimit = 227 * 1024;  // per block on sm_90
 /// epilogue, no C, no splits added in the cluster), the other store paths left out.
 template <int BN_, int CLUSTER_, int STAGES_, bool SWAPPED_, bool STREAM_K_ = false, bool PLAIN_ = false>
 struct Persistent {
-  static constexpr int BN = BN_, CLUSTER = CLUSTER_, STAGES = STAGES_;
+  static constexpr int BM = engine::BM, BN = BN_, CLUSTER = CLUSTER_, STAGES = STAGES_;
+  static constexpr int READERS = CONSUMERS;  ///< consumer warpgroups reading each ring slot (64 rows each)
   static constexpr bool SWAPPED = SWAPPED_, STREAM_K = STREAM_K_, PLAIN = PLAIN_;
   static_assert(!(PLAIN && SWAPPED), "a swapped kernel stores D transposed, never by TMA");
 };
@@ -43,11 +44,11 @@ using PlainOf = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, C::STREAM_K
 
 /// The work order of configuration C: cluster tiles of CLUSTER×BM rows by BN columns.
 template <typename C>
-using ScheduleOf = TileSchedule<C::CLUSTER * BM, C::BN, GROUP, BK>;
+using ScheduleOf = TileSchedule<C::CLUSTER * C::BM, C::BN, GROUP, BK>;
 
 template <typename C, bool A_MN, bool B_MN, typename Acc, typename In>
 struct Mainloop {
-  static constexpr int BN = C::BN, CLUSTER = C::CLUSTER, STAGES = C::STAGES;
+  static constexpr int BM = C::BM, BN = C::BN, CLUSTER = C::CLUSTER, STAGES = C::STAGES;
   using Schedule = ScheduleOf<C>;
   using Unit = typename Schedule::Unit;
   using TileA = OperandTile<A_MN, BM>;
@@ -59,11 +60,11 @@ struct Mainloop {
   static constexpr std::uint32_t kSlotUnits = sizeof(Stage) / 16;
   static_assert(sizeof(Stage) % 16 == 0, "slots start on 16-byte units");
 
-  /// The ring's barriers: full completes on a slot's TMA bytes, empty on one arrival per consumer
-  /// warp of every CTA of the cluster (each CTA's B share lands in all of them).
+  /// The ring's barriers: full completes on a slot's TMA bytes, empty on one arrival per warp of
+  /// the slot's readers in every CTA of the cluster (each CTA's B share lands in all of them).
   template <typename Smem>
   static __device__ void init_barriers(Smem& s) {
-    for (int i = 0; i < STAGES; ++i) mbar_init(&s.full[i], 1), mbar_init(&s.empty[i], CLUSTER * CONSUMERS * 4);
+    for (int i = 0; i < STAGES; ++i) mbar_init(&s.full[i], 1), mbar_init(&s.empty[i], CLUSTER * C::READERS * 4);
   }
 
   /// The producer thread: every slice of every unit of cluster g, in order, each into the next
@@ -111,6 +112,10 @@ struct Mainloop {
   struct NoPrepare {
     __device__ void operator()(int, unsigned) const {}
   };
+  /// Nothing to do once the unit's last wgmmas are issued (accumulate's default).
+  struct NoIssued {
+    __device__ void operator()() const {}
+  };
 
   /// A consumer warpgroup runs unit u's slices from ring position `it` on, one group of wgmmas
   /// in flight, and releases each slot once the group after it is issued. OVERWRITE: the unit's
@@ -118,11 +123,13 @@ struct Mainloop {
   /// after the previous epilogue, which the tensor cores would wait for. early(kt) runs while
   /// the wgmmas of each of the unit's first EARLY slices run (the epilogue's deferred stores,
   /// the next unit's arithmetic); prepare(kt, slot) once slice kt has landed in `slot`, before
-  /// any wgmma reads it (the K-grouped kernel's masking of a group's last slice).
-  template <int EARLY, bool OVERWRITE, typename Smem, typename Early, typename Prepare = NoPrepare>
+  /// any wgmma reads it (the K-grouped kernel's masking of a group's last slice); issued() once
+  /// the unit's last wgmmas are issued, while they still run (the ping-pong consumers' turn).
+  template <int EARLY, bool OVERWRITE, typename Smem, typename Early, typename Prepare = NoPrepare,
+            typename Issued = NoIssued>
   static __device__ __forceinline__ void accumulate(Smem& s, const Unit& u, unsigned& it, Reg (&acc)[kRegs],
                                                     std::uint64_t desc_a, std::uint64_t desc_b, Early&& early,
-                                                    Prepare&& prepare = Prepare{}) {
+                                                    Prepare&& prepare = Prepare{}, Issued&& issued = Issued{}) {
     for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
       const unsigned slot = it % STAGES;
       mbar_wait(&s.full[slot], (it / STAGES) & 1);
@@ -138,6 +145,7 @@ struct Mainloop {
       wgmma_wait<1>();
       if (kt > u.k_begin) release(s, it - 1);
     }
+    issued();
     wgmma_wait<0>();
     release(s, it - 1);
     fence_accumulators(acc);

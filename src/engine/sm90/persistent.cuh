@@ -7,7 +7,7 @@
 #pragma once
 
 #include "common/sm90/accumulators.cuh"
-#include "engine/sm90/epilogue.cuh"
+#include "engine/sm90/consumer_epilogue.cuh"
 #include "engine/sm90/fixup.cuh"
 #include "engine/sm90/kernel_launcher.cuh"
 #include "engine/sm90/mainloop.cuh"
@@ -16,13 +16,15 @@ namespace hgemm::detail::engine {
 
 template <typename C, bool A_MN, bool B_MN, typename Acc, typename In>
 struct PersistentKernel {
+  static_assert(C::BM == 64 * CONSUMERS && C::READERS == CONSUMERS, "the consumers share each tile, 64 rows each");
   using Loop = Mainloop<C, A_MN, B_MN, Acc, In>;
   static constexpr int BN = C::BN, CLUSTER = C::CLUSTER, STAGES = C::STAGES;
   using Schedule = typename Loop::Schedule;
   using Unit = typename Loop::Unit;
   using Reg = typename Loop::Reg;
   static constexpr int kRegs = Loop::kRegs;
-  using Staged = StagedEpilogue<BN, Reg, kRegs>;
+  using Epilogue = ConsumerEpilogue<BN, C::SWAPPED, C::PLAIN, Reg, kRegs>;
+  using Staged = typename Epilogue::Staged;
   struct Smem {
     typename Loop::Stage stage[STAGES];
     alignas(1024) std::uint8_t c_chunk[CONSUMERS][2][kCChunkBytes];  // double-buffered, per consumer
@@ -30,7 +32,7 @@ struct PersistentKernel {
   };
   static_assert(aligned_smem_bytes<Smem>() <= kSmemLimit, "shared memory");
   static_assert(sizeof(Smem::c_chunk[0]) == kFinishScratchBytes, "a consumer's buffers are its epilogue scratch");
-  static_assert(sizeof(typename Loop::Stage) * STAGES >= sizeof(float) * BM * BN, "the ring holds a staged fp32 tile");
+  static_assert(sizeof(typename Loop::Stage) * STAGES >= sizeof(float) * C::BM * BN, "the ring holds a staged fp32 tile");
   static constexpr int kSmemBytes = aligned_smem_bytes<Smem>();
   static constexpr int kThreads = THREADS, kClusterSize = CLUSTER;
   static constexpr unsigned kConsumersBarrier = 1 + CONSUMERS;  // both consumers' 256 threads
@@ -53,61 +55,12 @@ struct PersistentKernel {
     named_barrier_sync(kConsumersBarrier, CONSUMERS * 128);  // both consumers' wgmmas are done with the ring
     stage_accumulators<BN>(tile, 64 * consumer, acc);
     cluster_sync();
-    add_staged_splits<BM, BN, C::SWAPPED>(p, p.out.of_product(u.batch), tile, u.m0, u.n0, u.split, p.cluster_splits,
+    add_staged_splits<C::BM, BN, C::SWAPPED>(p, p.out.of_product(u.batch), tile, u.m0, u.n0, u.split, p.cluster_splits,
                                           threadIdx.x - 128, CONSUMERS * 128);
   }
 
   /// The stream-K parking slot of one consumer of one CTA of cluster g.
   static __device__ int handover_slot(int g, int rank, int consumer) { return (g * CLUSTER + rank) * CONSUMERS + consumer; }
-
-  /// The fused epilogue (p.out.epi): the accumulators become D's finished values in place. In
-  /// registers it touches no shared memory, so it waits for nothing; otherwise it goes through
-  /// this consumer's staging buffers, once their earlier TMA stores have read them and the
-  /// warpgroup is done copying staged rows out of them.
-  static __device__ void finish_fused(Smem& s, const KernelParams& p, const Unit& u, Reg (&acc)[kRegs], int m0,
-                                      int n0, int consumer) {
-    if (!finishes_in_registers<Reg>(p.out)) {
-      if (threadIdx.x % 32 == 0) bulk_wait_read<0>();
-      named_barrier_sync(1 + consumer, 128);
-    }
-    finish_accumulators<BN, C::SWAPPED>(p.out, u.batch, p.m, p.n, m0, n0, acc,
-                                        reinterpret_cast<float*>(s.c_chunk[consumer]));
-  }
-
-  /// A finished tile (or split) of this consumer's 64 rows at (m0, n0) → D, by the launch's path
-  /// (with the fused epilogue, the values it finished, stored as they are).
-  static __device__ void store(Smem& s, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
-                               Reg (&acc)[kRegs], int m0, int n0, int consumer, typename Staged::Pending& pending) {
-    if constexpr (C::PLAIN)
-      Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, p.batched ? u.batch : -1, p.out.of_product(u.batch),
-                         pending);
-    else
-      store_by_path(s, p, map_d, u, acc, m0, n0, consumer, pending);
-  }
-
-  /// store for the general kernel: any store path, the fused epilogue first.
-  static __device__ void store_by_path(Smem& s, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
-                                       Reg (&acc)[kRegs], int m0, int n0, int consumer,
-                                       typename Staged::Pending& pending) {
-    if (p.store == StorePath::Partials) {
-      const std::int64_t slice = static_cast<std::int64_t>(u.split) * p.batch + u.batch;  // [split][product][m][n]
-      store_partials<BN>(p.m, p.n, p.partials + slice * p.m * p.n, m0, n0, acc);
-      return;
-    }
-    const bool fused = p.out.epi.on;
-    if (fused) finish_fused(s, p, u, acc, m0, n0, consumer);
-    const Output o = fused ? p.out.of_product(u.batch).finished() : p.out.of_product(u.batch);
-    if constexpr (C::SWAPPED) {
-      store_accumulators_transposed<BN>(o, p.m, m0, n0, acc);
-    } else {
-      if (p.store == StorePath::Tma)
-        Staged::store_tile(s.c_chunk[consumer], map_d, acc, m0, n0, p.batched ? u.batch : -1, o, pending);
-      else if (p.store == StorePath::StagedRows)
-        Staged::store_rows(s.c_chunk[consumer], o, acc, m0, n0, 1 + consumer);
-      else
-        store_accumulators<BN>(o, m0, n0, acc);
-    }
-  }
 
   static __device__ void consume(Smem& s, const Schedule& sched, const KernelParams& p, const CUtensorMap* map_d,
                                  int rank, int consumer) {
@@ -128,7 +81,7 @@ struct PersistentKernel {
     Unit next = units > 0 ? sched.unit(g, 0) : Unit{};
     for (int i = 0; i < units; ++i) {
       const Unit u = next;
-      const int m0 = u.m0 + rank * BM + row, n0 = u.n0;  // this consumer's 64 rows
+      const int m0 = u.m0 + rank * C::BM + row, n0 = u.n0;  // this consumer's 64 rows
       if constexpr (!kOverwrite) zero_accumulators(acc);
       Loop::template accumulate<Staged::kEarlySlices, kOverwrite>(s, u, it, acc, desc_a, desc_b, [&](int kt) {
         if constexpr (!C::SWAPPED) Staged::store_next_chunk(s.c_chunk[consumer], map_d, pending);
@@ -147,7 +100,7 @@ struct PersistentKernel {
         for (int w = u.take_first; w >= 0 && w <= u.take_last; ++w)  // in k order: the same sum every run
           add_parked_accumulators(p.stream_k, handover_slot(w, rank, consumer), acc, barrier_id);
       }
-      store(s, p, map_d, u, acc, m0, n0, consumer, pending);
+      Epilogue::store(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending);
     }
     if constexpr (!C::SWAPPED) Staged::store_pending(s.c_chunk[consumer], map_d, pending);
     // The stores must have read this CTA's shared memory before it exits; their writes to D
