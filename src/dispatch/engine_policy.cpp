@@ -106,18 +106,18 @@ EngineChoice persistent_choice(KernelShape shape, std::int64_t m, std::int64_t n
                                std::int64_t batch) {
   int bm = 0, bn = 0;
   engine::tile_of(shape, &bm, &bn);
-  const int cluster = shape == KernelShape::Wide ? 2 : 1;
+  const int cluster = engine::multicast_cluster(shape);
   const WholeTiles one = whole_tiles(m, n, k, batch, cluster * bm, bn, std::max(1, d.clusters[cluster]));
   if (one.tiles == 0) return {shape, Scheduler::WholeTiles, 1, 0};  // an empty D: nothing runs
   const bool swapped = engine::is_swapped(shape);
-  if (cluster == 1 && k > 0) {
+  if (cluster == 1 && k > 0 && engine::has_stream_k(shape)) {
     // Cluster split-K with as many splits as fit one cluster per tile at once.
     const int least = swapped && bn < kSwappedStreamKMinColumns ? 2 : kMinClusterSplits;
     int splits = choose_cluster_splits(one, swapped);
     while (splits >= least && d.clusters[splits] < one.tiles) --splits;
     if (splits >= least) return {shape, Scheduler::ClusterSplitK, splits, 0};
   }
-  if ((!swapped || bn >= kSwappedStreamKMinColumns) && k > 0 &&
+  if (engine::has_stream_k(shape) && (!swapped || bn >= kSwappedStreamKMinColumns) && k > 0 &&
       ((!swapped && wants_stream_k(one)) || wants_stream_k_for_few_tiles(one)))
     return {shape, Scheduler::StreamK, 1, stream_k_clusters(one, bn)};
   const int splits = choose_splits(one);
@@ -216,6 +216,10 @@ engine::Plan plan_engine(const Matmul& p, const Device& d) {
     choice = persistent_choice(shape, p.n, p.m, p.k, d, p.batch);  // the swapped problem
   }
   return engine::make_plan(p, d, choice);
+}
+
+engine::Plan plan_pingpong(const Matmul& p, const Device& d) {
+  return engine::make_plan(p, d, persistent_choice(KernelShape::PingPong, p.m, p.n, p.k, d, p.batch));
 }
 
 /// Grouped problems take whole tiles over every SM: the group sizes are known only on the

@@ -13,12 +13,17 @@ namespace hgemm::detail {
 /// The engine's plan for one product of p on d.
 engine::Plan plan_engine(const Matmul& p, const Device& d);
 
+/// The ping-pong kernel's plan for p, whatever its shape: whole tiles, or split-K where C has too
+/// few tiles to fill the GPU (it has no stream-K). What "engine.sm90_pingpong" runs; plan_engine
+/// does not choose it yet.
+engine::Plan plan_pingpong(const Matmul& p, const Device& d);
+
 /// The engine's plan for a grouped problem (one launch for every group).
 engine::Plan plan_grouped(const GroupedMatmul& p, const Device& d);
 
 /// The scheduler a persistent kernel of this shape runs the (kernel's) problem m × n × k with, for
-/// a batch of `batch` products: cluster split-K, stream-K, split-K or whole tiles (the rules are
-/// in engine_policy.cpp).
+/// a batch of `batch` products: cluster split-K, stream-K (for the shapes that have them), split-K
+/// or whole tiles (the rules are in engine_policy.cpp).
 engine::EngineChoice persistent_choice(engine::KernelShape shape, std::int64_t m, std::int64_t n, std::int64_t k,
                                        const Device& d, std::int64_t batch = 1);
 

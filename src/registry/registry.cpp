@@ -31,6 +31,7 @@ const std::vector<const KernelEntry*>& registry() {
       &entry_sm90_wgmma_tma_ws_persistent(),
       // The production engine that "auto" runs on Hopper, for every type.
       &entry_engine_sm90(),
+      &entry_engine_sm90_pingpong(),
       // Baselines.
       &entry_cublas_acc16(),
       &entry_cublas_acc32(),

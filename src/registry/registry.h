@@ -72,6 +72,7 @@ const KernelEntry& entry_sm90_wgmma_tma();
 const KernelEntry& entry_sm90_wgmma_tma_ws();
 const KernelEntry& entry_sm90_wgmma_tma_ws_persistent();
 const KernelEntry& entry_engine_sm90();
+const KernelEntry& entry_engine_sm90_pingpong();
 const KernelEntry& entry_cublas_acc16();
 const KernelEntry& entry_cublas_acc32();
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config.h"
+#include "dispatch/engine_policy.h"
 #include "dispatch/policy.h"
 
 namespace hgemm::detail {
@@ -179,6 +180,33 @@ TEST(Dispatch, DevicesGetOnlyWhatTheyRun) {
       ASSERT_EQ(choose_auto(problem(r), d, &c, &why), Status::Success) << label(r) << ": " << why;
       EXPECT_NE(c.entry->info.family, "sm90") << d.name << " " << label(r);
     }
+}
+
+// engine.sm90_pingpong's plans: 2-CTA clusters of 64×256 units, whole tiles where C has enough
+// of them, split-K where it has too few, never the schedulers the kernel lacks.
+TEST(Dispatch, PingPongPlansUseOnlyItsSchedulers) {
+  const Device d = described_h200();
+  for (const Row& r : rows()) {
+    const Matmul p = problem(r);
+    const engine::Plan plan = plan_pingpong(p, d);
+    EXPECT_EQ(plan.choice.shape, engine::KernelShape::PingPong) << label(r);
+    EXPECT_TRUE(plan.choice.scheduler == engine::Scheduler::WholeTiles ||
+                plan.choice.scheduler == engine::Scheduler::SplitK)
+        << label(r) << ": " << engine::describe(plan);
+    EXPECT_EQ(plan.cluster, 2) << label(r);
+    EXPECT_EQ(plan.bm * plan.cluster, 128) << label(r);
+    EXPECT_EQ(plan.bn, 256) << label(r);
+  }
+  Row square{"4096x4096x4096", Op::N, Op::T, Accum::F32, DataType::BF16, DataType::BF16, 4096, 4096, 4096};
+  const engine::Plan whole = plan_pingpong(problem(square), d);
+  EXPECT_EQ(whole.choice.scheduler, engine::Scheduler::WholeTiles);
+  EXPECT_EQ(whole.store, engine::StorePath::Tma);
+  EXPECT_LE(whole.clusters, d.clusters[2]);
+  Row deep{"256x256x65536", Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16, 256, 256, 65536};
+  const engine::Plan split = plan_pingpong(problem(deep), d);
+  EXPECT_EQ(split.choice.scheduler, engine::Scheduler::SplitK) << engine::describe(split);
+  EXPECT_GT(split.splits, 1);
+  EXPECT_EQ(split.store, engine::StorePath::Partials);
 }
 
 }  // namespace

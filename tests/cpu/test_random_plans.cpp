@@ -8,7 +8,9 @@
 //    a TMA store only where D's alignment allows it, workspace sized to the plan, run bounds in
 //    32 bits;
 //  * its persistent schedule computes every slice of every tile exactly once and pairs its
-//    stream-K hand-overs (schedule_coverage.h).
+//    stream-K hand-overs (schedule_coverage.h);
+//  * so is the ping-pong kernel's plan (engine.sm90_pingpong) for every problem with f32
+//    accumulators.
 // HGEMM_RANDOM_SEED and HGEMM_RANDOM_CASES (environment) choose the draw and its length.
 #include <gtest/gtest.h>
 
@@ -18,6 +20,7 @@
 #include <tuple>
 
 #include "api/validate.h"
+#include "dispatch/engine_policy.h"
 #include "dispatch/policy.h"
 #include "engine/sm90/schedule.h"
 #include "random_shapes.h"
@@ -171,6 +174,13 @@ void check_engine_plan(const Matmul& p, const Device& d, const Plan& plan) {
     case KernelShape::Skinny16: return check_schedule<128, 16>(plan, 1, what);
     case KernelShape::Skinny32: return check_schedule<128, 32>(plan, 1, what);
     case KernelShape::Skinny64: return check_schedule<128, 64>(plan, 1, what);
+    case KernelShape::PingPong:  // a cluster's units are 2 × 64 rows; its consumers take them in turns
+      EXPECT_TRUE(sched == Scheduler::WholeTiles || sched == Scheduler::SplitK) << "the ping-pong kernel's schedulers";
+      EXPECT_EQ(plan.cluster, 2);
+      EXPECT_EQ(plan.bm, 64);
+      EXPECT_FALSE(plan.swapped);
+      EXPECT_EQ(plan.handover_bytes, 0u);
+      return check_schedule<128, 256>(plan, 2, what);
     default: EXPECT_EQ(sched, Scheduler::TilePerCta); return;
   }
 }
@@ -208,6 +218,11 @@ TEST(RandomPlans, AutoRunsEveryValidProblemAndEveryEnginePlanIsSound) {
       } else if (c.engine) {
         ++engine_plans;
         check_engine_plan(p, *d, c.plan);
+      }
+      if (d->hopper() && p.accum == Accum::F32) {
+        const Plan pingpong = plan_pingpong(p, *d);
+        ASSERT_EQ(pingpong.choice.shape, KernelShape::PingPong);
+        check_engine_plan(p, *d, pingpong);
       }
     }
   }

@@ -60,7 +60,9 @@ std::vector<BatchCase> batch_cases() {
   out.push_back({"auto", Accum::F32, Op::N, Op::T, 64, 64, 64, 300, false, false, true});
   out.push_back({"auto", Accum::F16, Op::T, Op::T, 130, 70, 200, 100, false, true});
   out.push_back({"engine.sm90", Accum::F32, Op::T, Op::N, 33, 200, 256, 150, false, false});
-  for (const char* kernel : {"auto", "engine.sm90"})
+  out.push_back({"engine.sm90_pingpong", Accum::F32, Op::T, Op::N, 33, 200, 256, 150, false, false});
+  out.push_back({"engine.sm90_pingpong", Accum::F32, Op::N, Op::T, 300, 520, 700, 5, false, false, true});
+  for (const char* kernel : {"auto", "engine.sm90", "engine.sm90_pingpong"})
     for (std::int64_t batch : {3, 64}) {
       out.push_back({kernel, Accum::F32, Op::N, Op::N, 37, 129, 41, batch, true, false, false, true});
       out.push_back({kernel, Accum::F32, Op::T, Op::T, 200, 136, 72, batch, true, false, true, true});

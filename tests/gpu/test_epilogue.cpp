@@ -507,6 +507,26 @@ std::vector<EpiCase> random_cases() {
   return out;
 }
 
+// The ping-pong kernel (engine.sm90_pingpong: f32 accumulators, whole tiles or split-K) on the
+// TMA-store, scheduler and other cases and a third of the random ones: every store path, C read
+// and in place, batches, K = 0, each shape on its own 64×256 units.
+std::vector<EpiCase> pingpong_cases() {
+  std::vector<EpiCase> out;
+  auto add = [&](const std::vector<EpiCase>& cases, std::size_t every) {
+    for (std::size_t i = 0; i < cases.size(); i += every) {
+      EpiCase e = cases[i];
+      if (e.accum != Accum::F32 || e.kernel != "auto") continue;
+      e.kernel = "engine.sm90_pingpong";
+      out.push_back(e);
+    }
+  };
+  add(tma_store_cases(), 1);
+  add(scheduler_cases(), 1);
+  add(other_cases(), 1);
+  add(random_cases(), 3);
+  return out;
+}
+
 std::string case_name(const testing::TestParamInfo<EpiCase>& info) { return info.param.name(); }
 
 // HGEMM_TEST_MAX_DIM (environment) drops the cases with a larger dimension (sanitizer runs).
@@ -558,6 +578,7 @@ INSTANTIATE_TEST_SUITE_P(Bias, FusedEpilogue, testing::ValuesIn(limited(bias_cas
 INSTANTIATE_TEST_SUITE_P(TmaStore, FusedEpilogue, testing::ValuesIn(limited(tma_store_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Schedulers, FusedEpilogue, testing::ValuesIn(limited(scheduler_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Decode, FusedEpilogue, testing::ValuesIn(limited(decode_cases())), case_name);
+INSTANTIATE_TEST_SUITE_P(PingPong, FusedEpilogue, testing::ValuesIn(limited(pingpong_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Other, FusedEpilogue, testing::ValuesIn(limited(other_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Special, FusedEpilogue, testing::ValuesIn(limited(special_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Random, FusedEpilogue, testing::ValuesIn(limited(random_cases())), case_name);

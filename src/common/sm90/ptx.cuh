@@ -290,4 +290,10 @@ __device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// Arrives on named barrier `id` of `threads` threads without waiting: the barrier completes once
+/// the other threads reach named_barrier_sync on it (a signal from one group of warps to another).
+__device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 }  // namespace hgemm::detail::sm90

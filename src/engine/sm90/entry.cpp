@@ -1,6 +1,7 @@
-// The engine as a registry entry: "engine.sm90" runs the plan the dispatch policy makes for the
-// problem on the current device. It takes every type combination of the typed API, and applies
-// the fused epilogue in its kernels.
+// The engine as registry entries: "engine.sm90" runs the plan the dispatch policy makes for the
+// problem on the current device; "engine.sm90_pingpong" runs every problem on the ping-pong
+// kernel (f32 accumulators), which the policy does not choose yet. Both take every type
+// combination of the typed API, and apply the fused epilogue in their kernels.
 #include "dispatch/device.h"
 #include "dispatch/engine_policy.h"
 #include "engine/sm90/launch.h"
@@ -16,6 +17,12 @@ Status run(const Matmul& p, cudaStream_t stream, std::string* message) {
   return engine::launch(plan_engine(p, device), p, stream, message);
 }
 
+Status run_pingpong(const Matmul& p, cudaStream_t stream, std::string* message) {
+  Device device;
+  if (Status s = current_device(&device, message); s != Status::Success) return s;
+  return engine::launch(plan_pingpong(p, device), p, stream, message);
+}
+
 }  // namespace
 
 const KernelEntry& entry_engine_sm90() {
@@ -26,6 +33,18 @@ const KernelEntry& entry_engine_sm90() {
                               "split-K and cluster split-K, small and swapped tiles, chosen per problem",
                               90, 90, kAllOps, kBothAccums, 1, false, in, out},
                              nullptr, &sm90::supports, &run, true};
+  return e;
+}
+
+const KernelEntry& entry_engine_sm90_pingpong() {
+  constexpr unsigned in = type_bit(DataType::F16) | type_bit(DataType::BF16);
+  constexpr unsigned out = in | type_bit(DataType::F32);
+  static const KernelEntry e{{"engine.sm90_pingpong", "engine", 2,
+                              "the engine's ping-pong kernel for every problem: two consumer warpgroups with "
+                              "64x256 tiles of their own take turns at the tensor cores, one's epilogue under "
+                              "the other's mainloop; whole tiles or split-K",
+                              90, 90, kAllOps, kAccF32, 1, false, in, out},
+                             nullptr, &sm90::supports, &run_pingpong, true};
   return e;
 }
 

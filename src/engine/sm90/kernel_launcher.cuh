@@ -41,10 +41,11 @@ Status with_kernel(const KernelLaunch& l, F&& f) {
   return majors(TypeTag<float>{}, TypeTag<__half>{});
 }
 
-/// Launches the instantiation of KernelT for l on l.grid CTAs in clusters of l.cluster.
-template <template <bool, bool, typename, typename> class KernelT>
+/// Launches the instantiation of KernelT for l on l.grid CTAs in clusters of l.cluster
+/// (F16_ACCUM: as with_kernel).
+template <template <bool, bool, typename, typename> class KernelT, bool F16_ACCUM = true>
 Status launch_kernel_template(const KernelLaunch& l, std::string* message) {
-  return with_kernel<KernelT>(l, [&](auto tag) {
+  return with_kernel<KernelT, F16_ACCUM>(l, [&](auto tag) {
     using K = typename decltype(tag)::type;
     const void* fn = reinterpret_cast<const void*>(&engine_kernel<K>);
     if (Status s = sm90::set_smem_limit(fn, K::kSmemBytes, message); s != Status::Success) return s;

@@ -44,8 +44,7 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   KernelOperands ops = kernel_operands(p, plan.swapped);
   if (Status s = sm90::make_tma_readable(&ops.a, &ops.b, workspace, stream, message); s != Status::Success) return s;
   // B is split between a cluster's CTAs along M, each loading its share and multicasting it.
-  const int b_rows = is_persistent(plan.choice.shape) ? plan.bn / (plan.choice.shape == KernelShape::Wide ? 2 : 1)
-                                                      : plan.bn;
+  const int b_rows = is_persistent(plan.choice.shape) ? plan.bn / multicast_cluster(plan.choice.shape) : plan.bn;
   // Maps of rank 3 (the batch a dimension) only for a batch: a single product's 2-D loads and
   // stores are cheaper.
   const bool batched = p.batch > 1;
@@ -94,6 +93,7 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   Status s;
   switch (plan.choice.shape) {
     case KernelShape::Wide: s = launch_wide(l, stream_k, message); break;
+    case KernelShape::PingPong: s = launch_pingpong(l, message); break;
     case KernelShape::Narrow: s = launch_narrow(l, stream_k, message); break;
     case KernelShape::Skinny16:
     case KernelShape::Skinny32:

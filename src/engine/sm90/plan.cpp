@@ -7,7 +7,7 @@
 namespace hgemm::detail::engine {
 namespace {
 
-constexpr int kBM = 128, kBK = 64;
+constexpr int kBK = 64;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -44,6 +44,7 @@ const char* shape_name(KernelShape s) {
     case KernelShape::Swapped128x32: return "swapped tile 128x32";
     case KernelShape::Grouped128x128: return "grouped 128x128";
     case KernelShape::Grouped128x256: return "grouped 128x256";
+    case KernelShape::PingPong: return "ping-pong 64x256 c2";
   }
   return "?";
 }
@@ -87,8 +88,12 @@ bool is_swapped(KernelShape s) {
 
 bool is_persistent(KernelShape s) {
   return s == KernelShape::Wide || s == KernelShape::Narrow || s == KernelShape::Skinny16 ||
-         s == KernelShape::Skinny32 || s == KernelShape::Skinny64;
+         s == KernelShape::Skinny32 || s == KernelShape::Skinny64 || s == KernelShape::PingPong;
 }
+
+int multicast_cluster(KernelShape s) { return s == KernelShape::Wide || s == KernelShape::PingPong ? 2 : 1; }
+
+bool has_stream_k(KernelShape s) { return is_persistent(s) && s != KernelShape::PingPong; }
 
 void tile_of(KernelShape s, int* bm, int* bn) {
   switch (s) {
@@ -107,6 +112,7 @@ void tile_of(KernelShape s, int* bm, int* bn) {
     case KernelShape::Swapped128x32: *bm = 128, *bn = 32; return;
     case KernelShape::Grouped128x128: *bm = 128, *bn = 128; return;
     case KernelShape::Grouped128x256: *bm = 128, *bn = 256; return;
+    case KernelShape::PingPong: *bm = 64, *bn = 256; return;
   }
 }
 
@@ -122,7 +128,7 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
     plan.grid = static_cast<unsigned>(ceil_div(plan.m, plan.bm) * ceil_div(plan.n, plan.bn) * p.batch);
     plan.clusters = static_cast<int>(plan.grid);
   } else {
-    const int rows = (choice.shape == KernelShape::Wide ? 2 : 1) * kBM;  // a cluster tile's rows
+    const int rows = multicast_cluster(choice.shape) * plan.bm;  // a cluster tile's rows
     const std::int64_t tiles = ceil_div(plan.m, rows) * ceil_div(plan.n, plan.bn) * p.batch;
     // Splits as the schedule normalises them: none empty, K = 0 one.
     const std::int64_t wanted = choice.scheduler == Scheduler::SplitK || choice.scheduler == Scheduler::ClusterSplitK
@@ -135,7 +141,7 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
       plan.cluster = plan.splits;
       plan.clusters = static_cast<int>(tiles);
     } else {
-      plan.cluster = choice.shape == KernelShape::Wide ? 2 : 1;
+      plan.cluster = multicast_cluster(choice.shape);
       const int fit = d.clusters[plan.cluster] > 0 ? d.clusters[plan.cluster] : 1;
       plan.clusters = choice.scheduler == Scheduler::StreamK
                           ? (choice.clusters > 0 ? choice.clusters : fit)

@@ -31,6 +31,7 @@ enum class KernelShape : std::uint8_t {
   Swapped128x32,
   Grouped128x128,  ///< persistent 128×128 single CTAs over the units of a grouped problem (grouped.h)
   Grouped128x256,  ///< ... 128×256 (at most kGroupedWideMaxGroups groups)
+  PingPong,        ///< persistent, 64×256 per consumer warpgroup in turns (pingpong.cuh), clusters of 2, 4 stages
 };
 
 enum class Scheduler : std::uint8_t {
@@ -74,6 +75,11 @@ bool is_swapped(KernelShape s);
 bool is_persistent(KernelShape s);
 /// Its tile: rows and columns of the problem it runs, per CTA.
 void tile_of(KernelShape s, int* bm, int* bn);
+/// CTAs per cluster of a persistent kernel of this shape along M, B shared between them by
+/// multicast (2 for Wide and PingPong, else 1; cluster split-K's clusters are its splits instead).
+int multicast_cluster(KernelShape s);
+/// Whether the kernel of this shape has the stream-K and cluster split-K schedulers.
+bool has_stream_k(KernelShape s);
 
 /// The rest of the plan for p (every product of its batch in one launch) on d under `choice`.
 Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice);
