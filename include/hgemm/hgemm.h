@@ -220,6 +220,11 @@ struct GemmOptions {
   /// are known to be device, managed or mapped memory (a framework's CUDA tensors) can skip it;
   /// a host pointer then faults in the kernel instead.
   bool check_pointers = true;
+  /// gemm_batched with host pointer arrays: lets a list of independent products whose matrices
+  /// are not evenly spaced run in one launch on Hopper's engine (a kernel writes each product's
+  /// tensor maps on the device, then one grid runs every product) instead of one launch per
+  /// product. Off by default (see gemm_batched); device pointer arrays always run so.
+  bool pointer_batch_in_one_launch = false;
 };
 
 using MatmulOptions = GemmOptions;
@@ -322,11 +327,36 @@ Status gemm_strided_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, st
                             std::int64_t ldb, std::int64_t stride_b, float beta, __half* c, std::int64_t ldc,
                             std::int64_t stride_c, std::int64_t batch, const GemmOptions& options = {});
 
-/// As gemm_strided_batched, with the matrices given by arrays of `batch` device pointers. The
-/// arrays themselves are host memory (read during the call, not kept). Matrices evenly spaced in
-/// memory (as a strided tensor's are) run as one strided batch where the products are
-/// independent (no C shares memory with another C or with any A or B); others one launch per
-/// product, in order (so a product may read a C that an earlier one wrote).
+/// As gemm_strided_batched, with the matrices given by arrays of `batch` pointers to device
+/// memory (product i: C_i = alpha·op(A_i)·op(B_i) + beta·C_i at a[i], b[i], c[i]). The arrays
+/// themselves may be host or device memory; each call asks the driver which
+/// (cudaPointerGetAttributes on the three arrays), and all three must be of one kind. An array
+/// that is null (batch > 0) is NullPointer; one the driver cannot place, or device memory of
+/// another GPU, InvalidPointer; batch < 0 InvalidSize, batch above INT32_MAX ProblemTooLarge.
+///
+/// Host arrays (ordinary, pinned or managed memory) are read during the call, not kept. Every
+/// product is validated as gemm validates it before anything is launched (with check_pointers,
+/// every matrix's memory too). Matrices evenly spaced in memory (as a strided tensor's are) run as
+/// one strided batch where the products are independent (no C shares memory with another C or
+/// with any A or B). With pointer_batch_in_one_launch, other independent lists of products too
+/// small to fill the GPU on their own (fewer 128×128 tiles than SMs) run in one launch where the
+/// engine runs the call (kernel "auto" or "engine.sm90" on an sm_90 GPU), K > 0, and
+/// TMA can read every matrix in place (every pointer 16-byte aligned; lda, ldb, ldc multiples of
+/// 8). Everything else runs one launch per product, in order (so a product may read a C that an
+/// earlier one wrote).
+///
+/// Device arrays (cublasGemmBatchedEx's convention) are never read by the host: the call queues
+/// one kernel that writes every product's tensor maps from the arrays, then one launch of every
+/// product, with no synchronisation, so a captured CUDA graph replays with the pointers the arrays
+/// hold at replay. They need the engine (kernel "auto" or "engine.sm90" on an sm_90 GPU, else
+/// UnsupportedArch or InvalidArgument). The host checks the arrays (non-null, 8-byte aligned, on
+/// the current device, not running past the end of the address space) and everything the
+/// products share: sizes, ops, alpha and beta, leading dimensions (lda, ldb, ldc multiples of 8:
+/// else Misaligned). It cannot see the entries, so the caller guarantees, as cuBLAS asks: every
+/// entry points to a matrix of the call's shape in device memory of the current device, and the
+/// products are independent (they run at once, in no order; overlaps are not detected). An entry
+/// that is null or not 16-byte aligned is caught on the device: that product is skipped, its C
+/// left as it was, and the others run. check_pointers does not apply to device arrays.
 Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                     const __half* const* a, std::int64_t lda, const __half* const* b, std::int64_t ldb, float beta,
                     __half* const* c, std::int64_t ldc, std::int64_t batch, const GemmOptions& options = {});

@@ -1,10 +1,12 @@
 // The f16 shorthand: gemm and its batched forms are matmul calls with every type f16 and C
 // updated in place (D is C).
+#include <climits>
 #include <string>
 #include <vector>
 
 #include "api/errors.h"
 #include "api/matmul.h"
+#include "api/pointer_batch.h"
 #include "api/validate.h"
 
 namespace hgemm {
@@ -67,9 +69,21 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
                     const __half* const* a, std::int64_t lda, const __half* const* b, std::int64_t ldb, float beta,
                     __half* const* c, std::int64_t ldc, std::int64_t batch, const GemmOptions& options) {
   if (batch < 0) return detail::fail(Status::InvalidSize, "negative batch count " + str(batch));
+  if (batch > INT_MAX)
+    return detail::fail(Status::ProblemTooLarge, "batch count " + str(batch) + " is above INT32_MAX");
   if (batch > 0 && (!a || !b || !c))
     return detail::fail(Status::NullPointer,
                         std::string("the ") + (!a ? "A" : !b ? "B" : "C") + " pointer array is null");
+  detail::engine::PointerBatch pointers;
+  pointers.shape = detail::typed_problem(in_place_f16(op_a, op_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta,
+                                                      nullptr, ldc),
+                                         options.accum);
+  pointers.a = reinterpret_cast<const void* const*>(a), pointers.b = reinterpret_cast<const void* const*>(b);
+  pointers.d = reinterpret_cast<void* const*>(c), pointers.count = batch;
+  // Device arrays are never read here: they go to the one launch, whose kernels read them.
+  if (batch > 0)
+    if (Status s = detail::locate_pointer_arrays(a, b, c, &pointers.device_arrays); s != Status::Success) return s;
+  if (pointers.device_arrays) return detail::run_device_pointer_batch(pointers, options);
   auto product = [&](std::int64_t i) {
     return detail::typed_problem(in_place_f16(op_a, op_b, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc),
                                  options.accum);
@@ -97,6 +111,8 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
   // unless the whole batch can.
   for (std::int64_t i = 0; i < batch; ++i)
     if (Status s = detail::validate_arguments(product(i)); s != Status::Success) return in_entry(i, s);
+  bool ran = false;
+  if (Status s = detail::run_host_pointer_batch(pointers, options, &ran); s != Status::Success || ran) return s;
   std::vector<const detail::KernelEntry*> entries(static_cast<std::size_t>(batch));
   for (std::int64_t i = 0; i < batch; ++i)
     if (Status s = detail::prepare_matmul(product(i), options.kernel, options.check_pointers,
