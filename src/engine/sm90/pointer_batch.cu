@@ -77,8 +77,9 @@ template <typename Source>
 __global__ void __launch_bounds__(128)
     write_product_maps(const __grid_constant__ CUtensorMap shared_a, const __grid_constant__ CUtensorMap shared_b,
                        const __grid_constant__ Source source, MapWrites w) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= w.count) return;
+  const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;  // below 2^31 + 128: no wrap in 32 bits
+  if (x >= static_cast<unsigned>(w.count)) return;
+  const int i = static_cast<int>(x);
   const void* a = source.a_at(i);
   const void* b = source.b_at(i);
   void* d = source.d_at(i);
@@ -95,7 +96,8 @@ __global__ void __launch_bounds__(128)
 template <typename Source>
 Status launch_writer(const CUtensorMap& a, const CUtensorMap& b, const Source& source, const MapWrites& w,
                      cudaStream_t stream, std::string* message) {
-  write_product_maps<Source><<<(w.count + 127) / 128, 128, 0, stream>>>(a, b, source, w);
+  const auto blocks = static_cast<unsigned>((static_cast<std::int64_t>(w.count) + 127) / 128);  // count ≤ INT_MAX
+  write_product_maps<Source><<<blocks, 128, 0, stream>>>(a, b, source, w);
   return launch_status(message);
 }
 

@@ -33,11 +33,16 @@ struct PointerBatch {
 
 /// One product as the one launch reads it, written by the map writer: A's and B's maps (rank 2)
 /// and D; a null D marks an entry the writer refused (null or not 16-byte aligned): its CTAs
-/// return at once.
-struct PointerBatchProduct {
-  CUtensorMap a, b;
+/// return at once. Each map 128-byte aligned, as tensormap.replace on global memory needs (older
+/// toolkits declare CUtensorMap 64-byte aligned only); the table itself is workspace, 256-byte
+/// aligned.
+struct alignas(128) PointerBatchProduct {
+  alignas(128) CUtensorMap a;
+  alignas(128) CUtensorMap b;
   void* d;
 };
+static_assert(sizeof(PointerBatchProduct) % 128 == 0 && sizeof(CUtensorMap) == 128,
+              "every entry's maps start on a 128-byte boundary");
 
 /// The most products one launch of the map writer takes from host arrays, in its parameters
 /// (24 KiB of pointers, within the 32 KiB a kernel's parameters may hold).
