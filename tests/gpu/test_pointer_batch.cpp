@@ -2,7 +2,7 @@
 // launch) and with host arrays and pointer_batch_in_one_launch, against the fp64 reference.
 // Products lie scattered in one buffer at no common stride, in shuffled order, with row padding
 // and gaps that must come back bit for bit; every op pair, ragged sizes, K = 0, alpha and beta,
-// f16 and f32 accumulation, 1 and 1,024 products, small-integer data exact. Then: the launch count
+// f16 and f32 accumulation, 1, 1,024 and 2,500 products, small-integer data exact. Then: the launch count
 // of an opted-in call, bitwise repeatability, CUDA graph capture and replay (device arrays
 // rewritten between replays), entries the map writer refuses, and dependent products in order.
 #include <algorithm>
@@ -172,6 +172,8 @@ std::vector<PointerCase> pointer_cases() {
     out.push_back({O::T, O::T, 50, 70, 0, 10, dev});  // K = 0: D = beta·C
   }
   out.push_back({O::T, O::N, 100, 100, 100, 1, true});  // one product
+  // More host pointers than one map writer takes in its parameters: three writer launches.
+  out.push_back({O::N, O::T, 16, 24, 32, 2500, false});
   return within_max_dim(out);
 }
 
@@ -220,7 +222,8 @@ std::size_t kernels_queued(const std::function<Status(cudaStream_t)>& call) {
 }
 
 // Opted in, 1,024 scattered products queue the map writer and one launch; by default, one
-// launch per product.
+// launch per product. Device arrays take one writer whatever their count, host arrays one per
+// 1,024 products.
 TEST(PointerBatchLaunches, HostArraysRunInOneLaunchWhenAsked) {
   SKIP_WITHOUT_ENGINE();
   const PointerCase pc{Op::N, Op::N, 64, 64, 64, 1024, false};
@@ -236,6 +239,12 @@ TEST(PointerBatchLaunches, HostArraysRunInOneLaunchWhenAsked) {
             1024u);
   PointerArrays q(s, dev.get(), true);
   EXPECT_EQ(kernels_queued([&](cudaStream_t st) { return run(pc, q, one_launch(pc, st)); }), 2u);
+  // 2,500 host pointers: a map writer per 1,024 of them, then the one launch.
+  const PointerCase many{Op::N, Op::N, 16, 16, 16, 2500, false};
+  const Scatter sm = scatter(many, 4);
+  DeviceHalves dm(static_cast<std::size_t>(sm.total));
+  PointerArrays pm(sm, dm.get(), false);
+  EXPECT_EQ(kernels_queued([&](cudaStream_t st) { return run(many, pm, one_launch(many, st)); }), 4u);
 }
 
 // The same call twice gives the same bits, on device and on host arrays.
