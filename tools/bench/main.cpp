@@ -10,6 +10,7 @@
 #include "device_info.h"
 #include "grouped.h"
 #include "peak.h"
+#include "pointers.h"
 #include "report.h"
 #include "runner.h"
 
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   std::string kernel_patterns, shapes_text, suite = "ladder", op_text = "nn", accum_text = "both", json_path, csv_path;
   std::string dtype_text = "f16", out_text = "f16", batch_text, groups_text;
   RunOptions opt;
-  bool list = false, peak = false;
+  bool list = false, peak = false, pointers = false;
   app.add_option("--kernels", kernel_patterns,
                  "comma-separated kernel ids or globs, or auto (default: every non-baseline kernel)");
   auto* shapes_opt = app.add_option("--shapes", shapes_text,
@@ -58,6 +59,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", opt.seed, "seed of the random inputs");
   app.add_option("--json", json_path, "write the results as JSON to this file");
   app.add_option("--csv", csv_path, "write the results as CSV to this file");
+  app.add_flag("--pointers", pointers,
+               "run every shape (with its batch count; use --suite batched) as gemm_batched over products scattered "
+               "at no common stride, with host arrays (pointer_batch_in_one_launch) and device arrays, timed "
+               "against cublasGemmBatchedEx; f16 only (--kernels does not apply); prints each call's host time");
   app.add_flag("--list", list, "list the registered kernels and exit");
   app.add_flag("--peak", peak,
                "measure the CUDA cores' fp16/fp32 FMA ceilings, mma.sync's and the DRAM read rate, then exit");
@@ -115,7 +120,9 @@ int main(int argc, char** argv) {
     plain.shapes.clear();
     for (const Shape& s : opt.shapes)
       if (s.groups == 0) plain.shapes.push_back(s);
-    std::vector<Row> rows = plain.shapes.empty() ? std::vector<Row>() : run_benchmark(plain, print_progress, &header.notes);
+    std::vector<Row> rows = plain.shapes.empty() ? std::vector<Row>()
+                            : pointers           ? run_pointer_benchmark(plain, print_progress, &header.notes)
+                                                 : run_benchmark(plain, print_progress, &header.notes);
     const std::vector<Row> grouped = run_grouped_benchmark(opt, print_progress);
     rows.insert(rows.end(), grouped.begin(), grouped.end());
     std::cout << format_table(rows) << "\n" << format_summary(summarize(rows)) << std::flush;
