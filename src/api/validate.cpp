@@ -233,13 +233,16 @@ Status validate_arguments(const Matmul& p) {
 Status validate_pointers_accessible(const Matmul& p) {
   if (!p.d_used()) return Status::Success;  // nothing is read or written
   // The first and the last product of a batch: a stride that runs off an allocation shows there.
-  for (std::int64_t i : {std::int64_t(0), p.batch - 1}) {
+  // A single product once (gemm_batched asks about its host lists product by product).
+  const std::int64_t ends[2] = {0, p.batch - 1};
+  for (int end = 0; end < (p.batch > 1 ? 2 : 1); ++end) {
+    const std::int64_t i = ends[end];
     const Matmul q = p.product(i);
     if (p.a_used())
       if (Status s = accessible(q.a, "A"); s != Status::Success) return s;
     if (p.b_used())
       if (Status s = accessible(q.b, "B"); s != Status::Success) return s;
-    if (p.c_read())
+    if (p.c_read() && q.c != q.d)  // C in place is D, asked about next
       if (Status s = accessible(q.c, "C"); s != Status::Success) return s;
     if (Status s = accessible(q.d, "D"); s != Status::Success) return s;
     const FusedEpilogue e = fused_epilogue(p.epilogue).of_product(i);
