@@ -41,7 +41,10 @@ Status pointer_batch_supports(const Matmul& shape, std::int64_t count, std::stri
   };
   for (const Rows& r : {Rows{"lda", shape.lda, shape.a_type}, Rows{"ldb", shape.ldb, shape.b_type},
                         Rows{"ldc", shape.ldd, shape.d_type}})
-    if ((r.ld * data_type_size(r.type)) % 16 != 0) {
+    // ld·size a multiple of 16 bytes, tested as ld a multiple of 16 / size: no product to overflow
+    // (the host checks of device arrays reach here with any ld validation lets through).
+    if (const std::size_t size = data_type_size(r.type); size == 0 || 16 % size != 0 ||
+                                                         r.ld % static_cast<std::int64_t>(16 / size) != 0) {
       *why = std::string(r.name) + " = " + std::to_string(r.ld) +
              " is not a multiple of 16 bytes: a pointer batch in one launch reads every matrix in place by TMA";
       return Status::Misaligned;
