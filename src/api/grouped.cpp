@@ -9,8 +9,8 @@
 
 #include "api/errors.h"
 #include "api/validate.h"
+#include "common/device.h"
 #include "common/grouped_matmul.h"
-#include "dispatch/device.h"
 #include "dispatch/engine_policy.h"
 #include "engine/sm90/grouped.h"
 #include "engine/sm90/grouped_schedule.h"

@@ -8,7 +8,7 @@
 #include "api/matmul.h"
 #include "api/validate.h"
 #include "common/convert.h"
-#include "dispatch/device.h"
+#include "common/device.h"
 #include "dispatch/policy.h"
 #include "registry/registry.h"
 

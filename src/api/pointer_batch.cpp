@@ -6,7 +6,7 @@
 
 #include "api/errors.h"
 #include "api/validate.h"
-#include "dispatch/device.h"
+#include "common/device.h"
 
 namespace hgemm::detail {
 namespace {

@@ -3,9 +3,9 @@
 // cluster split-K), and from that the whole plan. Pure host code.
 #pragma once
 
+#include "common/device.h"
 #include "common/grouped_matmul.h"
 #include "common/matmul.h"
-#include "dispatch/device.h"
 #include "engine/sm90/plan.h"
 
 namespace hgemm::detail {

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "common/device.h"
 #include "common/matmul.h"
-#include "dispatch/device.h"
 #include "engine/sm90/plan.h"
 #include "registry/registry.h"
 

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <thread>
 
-#include "dispatch/device.h"
+#include "common/device.h"
 #include "gpu_util.h"
 
 namespace hgemm::test {

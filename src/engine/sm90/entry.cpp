@@ -2,7 +2,7 @@
 // problem on the current device; "engine.sm90_pingpong" runs every problem on the ping-pong
 // kernel (f32 accumulators), which the policy does not choose yet. Both take every type
 // combination of the typed API, and apply the fused epilogue in their kernels.
-#include "dispatch/device.h"
+#include "common/device.h"
 #include "dispatch/engine_policy.h"
 #include "engine/sm90/launch.h"
 #include "common/sm90/launch.h"

@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "common/device.h"
 #include "common/grouped_matmul.h"
-#include "dispatch/device.h"
 #include "engine/sm90/launch.h"
 #include "engine/sm90/params.h"
 #include "engine/sm90/plan.h"

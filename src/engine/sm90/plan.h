@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/device.h"
 #include "common/matmul.h"
-#include "dispatch/device.h"
 #include "engine/sm90/params.h"
 
 namespace hgemm::detail::engine {

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/device.h"
 #include "common/matmul.h"
-#include "dispatch/device.h"
 #include "engine/sm90/launch.h"
 #include "engine/sm90/plan.h"
 

@@ -1,4 +1,4 @@
-#include "dispatch/device.h"
+#include "common/device.h"
 
 #include <cuda_runtime_api.h>
 
