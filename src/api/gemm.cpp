@@ -113,14 +113,14 @@ Status gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64
     if (Status s = detail::validate_arguments(product(i)); s != Status::Success) return in_entry(i, s);
   bool ran = false;
   if (Status s = detail::run_host_pointer_batch(pointers, options, &ran); s != Status::Success || ran) return s;
-  std::vector<const detail::KernelEntry*> entries(static_cast<std::size_t>(batch));
+  std::vector<detail::Choice> choices(static_cast<std::size_t>(batch));
   for (std::int64_t i = 0; i < batch; ++i)
     if (Status s = detail::prepare_matmul(product(i), options.kernel, options.check_pointers,
-                                          &entries[static_cast<std::size_t>(i)]);
+                                          &choices[static_cast<std::size_t>(i)]);
         s != Status::Success)
       return in_entry(i, s);
   for (std::int64_t i = 0; i < batch; ++i)
-    if (Status s = detail::run_matmul(entries[static_cast<std::size_t>(i)], product(i), options.stream);
+    if (Status s = detail::run_matmul(choices[static_cast<std::size_t>(i)], product(i), options.stream);
         s != Status::Success)
       return in_entry(i, s);
   detail::clear_error();

@@ -1,5 +1,6 @@
-// The typed entry point: validation, the choice of what runs (a named entry, or auto's choice
-// from src/dispatch/), and the launch. Everything up to the launch runs on the host.
+// The typed entry point: validation, the choice of what runs (a named entry or auto's, with an
+// engine entry's plan, all from src/dispatch/), and the launch. Everything up to the launch runs
+// on the host.
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -30,28 +31,6 @@ Status fail_in(Status s, const std::string& prefix) {
 void clear_error() { g_last_error.clear(); }
 
 namespace {
-
-// The entry that runs p: the named one if it supports p, else auto's choice.
-Status choose(const Matmul& p, std::string_view id, const Device& device, const KernelEntry** out) {
-  std::string why;
-  if (id == "auto") {
-    Choice choice;
-    if (Status s = choose_auto(p, device, &choice, &why); s != Status::Success) return fail(s, why);
-    *out = choice.entry;
-    return Status::Success;
-  }
-  const KernelEntry* e = find_kernel(std::string(id));
-  if (!e) return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
-  if (Status s = check_supported(*e, p, device.cc, &why); s != Status::Success) return fail(s, why);
-  // A baseline (cuBLAS) named with an epilogue runs as auto would run it: then the elementwise
-  // pass. A ladder rung is a lesson in one kernel, and refuses.
-  if (p.epilogue.enabled() && !e->fuses_epilogue && !e->info.baseline)
-    return fail(Status::UnsupportedEpilogue,
-                e->info.id + " cannot apply a fused epilogue (bias, activation, aux, scales); use kernel \"auto\", "
-                             "which follows such a kernel with an elementwise pass, or \"engine.sm90\" on Hopper");
-  *out = e;
-  return Status::Success;
-}
 
 // Whether p's epilogue needs its own pass after entry e (auto's choice of a kernel that does
 // not fuse it).
@@ -86,14 +65,22 @@ Status run_ladder(const KernelEntry& e, const Matmul& p, cudaStream_t stream, st
   return Status::Success;
 }
 
+// The chosen entry on p: an engine entry carries out the choice's plan, a typed entry runs p, a
+// ladder entry runs it product by product.
+Status run_entry(const Choice& c, const Matmul& p, cudaStream_t stream, std::string* message) {
+  const KernelEntry& e = *c.entry;
+  if (e.run_plan) return e.run_plan(c.plan, p, stream, message);
+  return e.run ? e.run(p, stream, message) : run_ladder(e, p, stream, message);
+}
+
 }  // namespace
 
-Status prepare_matmul(const Matmul& p, std::string_view id, bool check_pointers, const KernelEntry** entry) {
+Status prepare_matmul(const Matmul& p, std::string_view id, bool check_pointers, Choice* choice) {
   if (Status s = validate_arguments(p); s != Status::Success) return s;
   if (id != "auto" && !find_kernel(std::string(id)))
     return fail(Status::UnknownKernel, "no kernel named '" + std::string(id) + "' (see hgemm::kernels())");
   if (p.batch == 0) {  // an empty batch: nothing to run, no device needed
-    *entry = nullptr;
+    *choice = Choice{};
     return Status::Success;
   }
   Device device;
@@ -101,23 +88,26 @@ Status prepare_matmul(const Matmul& p, std::string_view id, bool check_pointers,
   if (Status s = current_device(&device, &message); s != Status::Success) return fail(s, message);
   if (check_pointers)
     if (Status s = validate_pointers_accessible(p); s != Status::Success) return s;
-  return choose(p, id, device, entry);
+  std::string why;
+  if (Status s = choose_kernel(p, id, device, choice, &why); s != Status::Success) return fail(s, why);
+  return Status::Success;
 }
 
-Status run_matmul(const KernelEntry* e, const Matmul& p, cudaStream_t stream) {
+Status run_matmul(const Choice& c, const Matmul& p, cudaStream_t stream) {
   clear_error();
-  if (!e || !p.d_used()) return Status::Success;  // empty D: nothing to compute
+  if (!c.entry || !p.d_used()) return Status::Success;  // empty D: nothing to compute
+  const KernelEntry& e = *c.entry;
   std::string message;
-  if (needs_epilogue_pass(*e, p)) {
+  if (needs_epilogue_pass(e, p)) {
     Matmul q = p;
     q.epilogue = Epilogue{};
-    Status s = e->run ? e->run(q, stream, &message) : run_ladder(*e, q, stream, &message);
-    if (s != Status::Success) return fail(s, e->info.id + ": " + message);
+    Status s = run_entry(c, q, stream, &message);
+    if (s != Status::Success) return fail(s, e.info.id + ": " + message);
     s = run_epilogue_pass(p, stream, &message);
     return s == Status::Success ? s : fail(s, "epilogue pass: " + message);
   }
-  const Status s = e->run ? e->run(p, stream, &message) : run_ladder(*e, p, stream, &message);
-  return s == Status::Success ? s : fail(s, e->info.id + ": " + message);
+  const Status s = run_entry(c, p, stream, &message);
+  return s == Status::Success ? s : fail(s, e.info.id + ": " + message);
 }
 
 Matmul typed_problem(const MatmulArgs& args, Accum accum) {
@@ -162,16 +152,17 @@ const std::vector<KernelInfo>& kernels() {
 
 Status matmul(const MatmulArgs& args, const MatmulOptions& options) {
   const detail::Matmul p = detail::typed_problem(args, options.accum);
-  const detail::KernelEntry* entry = nullptr;
-  if (Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &entry); s != Status::Success)
+  detail::Choice choice;
+  if (Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &choice); s != Status::Success)
     return s;
-  return detail::run_matmul(entry, p, options.stream);
+  return detail::run_matmul(choice, p, options.stream);
 }
 
 Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std::string* kernel_id) {
   const detail::Matmul p = detail::typed_problem(args, options.accum);
-  const detail::KernelEntry* entry = nullptr;
-  const Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &entry);
+  detail::Choice choice;
+  const Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &choice);
+  const detail::KernelEntry* entry = choice.entry;
   if (kernel_id) {
     *kernel_id = s == Status::Success && entry ? entry->info.id : std::string();
     if (s == Status::Success && entry && detail::needs_epilogue_pass(*entry, p)) *kernel_id += "+epilogue";

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "common/matmul.h"
+#include "dispatch/policy.h"
 #include "registry/registry.h"
 
 namespace hgemm::detail {
@@ -11,12 +12,13 @@ namespace hgemm::detail {
 /// The typed problem of a public call.
 Matmul typed_problem(const MatmulArgs& args, Accum accum);
 
-/// Validates p (arguments, then the device and, with check_pointers, its pointers) and picks the
-/// entry that runs it (`id` or "auto"); null for an empty batch, which needs nothing. Nothing is
-/// launched.
-Status prepare_matmul(const Matmul& p, std::string_view id, bool check_pointers, const KernelEntry** entry);
+/// Validates p (arguments, then the device and, with check_pointers, its pointers) and picks
+/// what runs it (`id` or "auto"): the entry, and an engine entry's plan. No entry for an empty
+/// batch, which needs nothing. Nothing is launched.
+Status prepare_matmul(const Matmul& p, std::string_view id, bool check_pointers, Choice* choice);
 
-/// Launches p with the entry prepare_matmul picked (nothing for a null entry or an empty D).
-Status run_matmul(const KernelEntry* e, const Matmul& p, cudaStream_t stream);
+/// Launches p as prepare_matmul chose (nothing without an entry or for an empty D); an engine
+/// entry runs the choice's plan, which nothing here makes again.
+Status run_matmul(const Choice& choice, const Matmul& p, cudaStream_t stream);
 
 }  // namespace hgemm::detail

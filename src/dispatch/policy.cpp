@@ -32,6 +32,33 @@ std::vector<const char*> candidates(const Matmul& p, const Device& d) {
   return out;
 }
 
+/// An engine entry's plan for p on d: engine.sm90 takes the engine's rules (plan_engine), the
+/// ping-pong entry its one kernel for every shape. False for an entry without a planner here.
+bool plan_entry(const KernelEntry& e, const Matmul& p, const Device& d, engine::Plan* out) {
+  if (&e == &entry_engine_sm90()) {
+    *out = plan_engine(p, d);
+    return true;
+  }
+  if (&e == &entry_engine_sm90_pingpong()) {
+    *out = plan_pingpong(p, d);
+    return true;
+  }
+  return false;
+}
+
+/// Entry e, which supports p, as what runs p: with its plan where it runs one.
+Status choice_of(const KernelEntry& e, const Matmul& p, const Device& d, Choice* out, std::string* why) {
+  Choice c;
+  c.entry = &e;
+  c.engine = e.run_plan != nullptr;
+  if (c.engine && !plan_entry(e, p, d, &c.plan)) {
+    *why = e.info.id + " runs a plan, and the dispatch has no planner for it";
+    return Status::UnknownKernel;
+  }
+  *out = c;
+  return Status::Success;
+}
+
 }  // namespace
 
 Status choose_auto(const Matmul& p, const Device& d, Choice* out, std::string* why) {
@@ -41,16 +68,29 @@ Status choose_auto(const Matmul& p, const Device& d, Choice* out, std::string* w
     const KernelEntry* e = find_kernel(id);
     if (!e) continue;
     const Status s = check_supported(*e, p, d.cc, &reason);
-    if (s == Status::Success) {
-      out->entry = e;
-      out->engine = e->info.family == "engine";
-      if (out->engine) out->plan = plan_engine(p, d);
-      return Status::Success;
-    }
+    if (s == Status::Success) return choice_of(*e, p, d, out, why);
     if (first == Status::Success) first = s, first_why = reason;
   }
   *why = "no registered kernel can run this problem; first refusal: " + first_why;
   return first == Status::Success ? Status::UnknownKernel : first;
+}
+
+Status choose_kernel(const Matmul& p, std::string_view id, const Device& d, Choice* out, std::string* why) {
+  if (id == "auto") return choose_auto(p, d, out, why);
+  const KernelEntry* e = find_kernel(std::string(id));
+  if (!e) {
+    *why = "no kernel named '" + std::string(id) + "' (see hgemm::kernels())";
+    return Status::UnknownKernel;
+  }
+  if (Status s = check_supported(*e, p, d.cc, why); s != Status::Success) return s;
+  // A baseline (cuBLAS) named with an epilogue runs as auto would run it: then the elementwise
+  // pass. A ladder rung is a lesson in one kernel, and refuses.
+  if (p.epilogue.enabled() && !e->fuses_epilogue && !e->info.baseline) {
+    *why = e->info.id + " cannot apply a fused epilogue (bias, activation, aux, scales); use kernel \"auto\", "
+                        "which follows such a kernel with an elementwise pass, or \"engine.sm90\" on Hopper";
+    return Status::UnsupportedEpilogue;
+  }
+  return choice_of(*e, p, d, out, why);
 }
 
 std::string describe(const Choice& c) {

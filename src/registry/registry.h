@@ -13,20 +13,30 @@
 
 namespace hgemm::detail {
 
+namespace engine {
+struct Plan;
+}  // namespace engine
+
 /// A ladder entry's launch: an f16 problem, C updated in place (C = alpha·op(A)·op(B) + beta·C),
 /// on `stream`. The problem satisfies every requirement of the entry's KernelInfo. Returns the
 /// status of the launch; `message` gets details on failure.
 using LaunchFn = Status (*)(const Problem& p, cudaStream_t stream, std::string* message);
 
-/// A typed entry's launch (engine, cuBLAS): the whole typed problem, batch included.
+/// A typed entry's launch (cuBLAS): the whole typed problem, batch included.
 using MatmulFn = Status (*)(const Matmul& p, cudaStream_t stream, std::string* message);
+
+/// An engine entry's launch: the whole typed problem with the plan the dispatch made for it
+/// (src/dispatch/), carried out as it is. The plan is made once, where the entry is chosen, so
+/// the entry never plans and the plan a test pins is the plan that runs.
+using PlannedFn = Status (*)(const engine::Plan& plan, const Matmul& p, cudaStream_t stream, std::string* message);
 
 /// An optional extra test beyond the KernelInfo fields (e.g. a size limit or a build option);
 /// returns Success, or the reason the problem cannot run with `why` filled.
 using ExtraCheckFn = Status (*)(const Matmul& p, std::string* why);
 
-/// One kernel of the table: a ladder entry has `launch`, a typed entry `run`. Which entry runs
-/// for "auto" is decided in src/dispatch/, nowhere else.
+/// One kernel of the table: a ladder entry has `launch`, a typed entry `run`, an engine entry
+/// `run_plan`. Which entry runs, and an engine entry's plan, is decided in src/dispatch/,
+/// nowhere else.
 struct KernelEntry {
   KernelInfo info;
   LaunchFn launch = nullptr;
@@ -35,6 +45,7 @@ struct KernelEntry {
   /// Applies MatmulArgs::epilogue itself; other entries run only under `auto`, which follows
   /// them with the elementwise epilogue pass.
   bool fuses_epilogue = false;
+  PlannedFn run_plan = nullptr;
 };
 
 /// All entries, in ladder order within each family.

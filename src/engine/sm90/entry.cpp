@@ -1,29 +1,13 @@
-// The engine as registry entries: "engine.sm90" runs the plan the dispatch policy makes for the
-// problem on the current device; "engine.sm90_pingpong" runs every problem on the ping-pong
-// kernel (f32 accumulators), which the policy does not choose yet. Both take every type
-// combination of the typed API, and apply the fused epilogue in their kernels.
-#include "common/device.h"
-#include "dispatch/engine_policy.h"
-#include "engine/sm90/launch.h"
+// The engine as registry entries: "engine.sm90" runs every problem the way the dispatch policy
+// plans it; "engine.sm90_pingpong" runs every problem on the ping-pong kernel (f32 accumulators),
+// which the policy does not choose yet. Both carry out the plan the dispatch made for them
+// (src/dispatch/policy.cpp) and plan nothing themselves. Both take every type combination of the
+// typed API, and apply the fused epilogue in their kernels.
 #include "common/sm90/launch.h"
+#include "engine/sm90/launch.h"
 #include "registry/registry.h"
 
 namespace hgemm::detail {
-namespace {
-
-Status run(const Matmul& p, cudaStream_t stream, std::string* message) {
-  Device device;
-  if (Status s = current_device(&device, message); s != Status::Success) return s;
-  return engine::launch(plan_engine(p, device), p, stream, message);
-}
-
-Status run_pingpong(const Matmul& p, cudaStream_t stream, std::string* message) {
-  Device device;
-  if (Status s = current_device(&device, message); s != Status::Success) return s;
-  return engine::launch(plan_pingpong(p, device), p, stream, message);
-}
-
-}  // namespace
 
 const KernelEntry& entry_engine_sm90() {
   constexpr unsigned in = type_bit(DataType::F16) | type_bit(DataType::BF16);
@@ -32,7 +16,7 @@ const KernelEntry& entry_engine_sm90() {
                               "the Hopper engine: persistent warp-specialised wgmma with TMA multicast, stream-K, "
                               "split-K and cluster split-K, small and swapped tiles, chosen per problem",
                               90, 90, kAllOps, kBothAccums, 1, false, in, out},
-                             nullptr, &sm90::supports, &run, true};
+                             nullptr, &sm90::supports, nullptr, true, &engine::launch};
   return e;
 }
 
@@ -44,7 +28,7 @@ const KernelEntry& entry_engine_sm90_pingpong() {
                               "64x256 tiles of their own take turns at the tensor cores, one's epilogue under "
                               "the other's mainloop; whole tiles or split-K",
                               90, 90, kAllOps, kAccF32, 1, false, in, out},
-                             nullptr, &sm90::supports, &run_pingpong, true};
+                             nullptr, &sm90::supports, nullptr, true, &engine::launch};
   return e;
 }
 
