@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "api/matmul.h"
 #include "config.h"
 #include "dispatch/engine_policy.h"
 #include "dispatch/policy.h"
+#include "registry/registry.h"
 
 namespace hgemm::detail {
 namespace {
@@ -207,6 +209,115 @@ TEST(Dispatch, PingPongPlansUseOnlyItsSchedulers) {
   EXPECT_EQ(split.choice.scheduler, engine::Scheduler::SplitK) << engine::describe(split);
   EXPECT_GT(split.splits, 1);
   EXPECT_EQ(split.store, engine::StorePath::Partials);
+}
+
+// Every field of a plan (describe leaves some out).
+bool same_plan(const engine::Plan& a, const engine::Plan& b) {
+  return a.choice.shape == b.choice.shape && a.choice.scheduler == b.choice.scheduler &&
+         a.choice.splits == b.choice.splits && a.choice.clusters == b.choice.clusters && a.swapped == b.swapped &&
+         a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch && a.bm == b.bm && a.bn == b.bn &&
+         a.cluster == b.cluster && a.clusters == b.clusters && a.grid == b.grid && a.splits == b.splits &&
+         a.store == b.store && a.repack_a == b.repack_a && a.repack_b == b.repack_b &&
+         a.partials_bytes == b.partials_bytes && a.handover_bytes == b.handover_bytes &&
+         a.repack_bytes == b.repack_bytes;
+}
+
+// The engine's entries run only a plan they are given (run_plan): they have no launch of their
+// own that could plan again, and no other entry takes a plan.
+TEST(Dispatch, OnlyEngineEntriesTakeAPlanAndTheyTakeNothingElse) {
+  int engines = 0;
+  for (const KernelEntry* e : registry()) {
+    if (e->info.family != "engine") {
+      EXPECT_EQ(e->run_plan, nullptr) << e->info.id;
+      continue;
+    }
+    ++engines;
+    EXPECT_NE(e->run_plan, nullptr) << e->info.id;
+    EXPECT_EQ(e->run, nullptr) << e->info.id << " has a launch without the dispatch's plan";
+    EXPECT_EQ(e->launch, nullptr) << e->info.id;
+  }
+  EXPECT_EQ(engines, 2);
+}
+
+// An engine entry named by id gets its plan where auto's choice gets it: engine.sm90 named runs
+// the plan auto makes for it, engine.sm90_pingpong the ping-pong kernel's plan for the problem.
+TEST(Dispatch, NamedEngineEntriesGetThePlanOfThePolicy) {
+  const Device d = described_h200();
+  const KernelEntry* engine = find_kernel("engine.sm90");
+  const KernelEntry* pingpong = find_kernel("engine.sm90_pingpong");
+  ASSERT_TRUE(engine && pingpong);
+  int compared = 0, compared_pingpong = 0;
+  for (const Row& r : rows()) {
+    const Matmul p = problem(r);
+    Choice automatic, named;
+    std::string why;
+    ASSERT_EQ(choose_kernel(p, "auto", d, &automatic, &why), Status::Success) << label(r) << ": " << why;
+    if (automatic.entry != engine) continue;
+    ASSERT_EQ(choose_kernel(p, "engine.sm90", d, &named, &why), Status::Success) << label(r) << ": " << why;
+    EXPECT_EQ(named.entry, engine);
+    EXPECT_TRUE(named.engine && automatic.engine) << label(r);
+    EXPECT_TRUE(same_plan(named.plan, automatic.plan))
+        << label(r) << "\n  named: " << describe(named) << "\n  auto:  " << describe(automatic);
+    ++compared;
+    if (check_supported(*pingpong, p, d.cc, &why) != Status::Success) continue;
+    ASSERT_EQ(choose_kernel(p, "engine.sm90_pingpong", d, &named, &why), Status::Success) << label(r) << ": " << why;
+    EXPECT_EQ(named.entry, pingpong);
+    EXPECT_TRUE(named.engine) << label(r);
+    EXPECT_TRUE(same_plan(named.plan, plan_pingpong(p, d))) << label(r) << ": " << describe(named);
+    ++compared_pingpong;
+  }
+  EXPECT_GT(compared, 100);
+  EXPECT_GT(compared_pingpong, 50);
+}
+
+// A kernel named by id is refused on the host as before the dispatch chose for it.
+TEST(Dispatch, NamedEntriesRefuseAsBefore) {
+  const Device d = described_h200();
+  Row square{"256x256x256", Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16, 256, 256, 256};
+  Matmul p = problem(square);
+  Choice c;
+  std::string why;
+  EXPECT_EQ(choose_kernel(p, "engine.no_such_kernel", d, &c, &why), Status::UnknownKernel);
+  EXPECT_EQ(why, "no kernel named 'engine.no_such_kernel' (see hgemm::kernels())");
+  EXPECT_EQ(choose_kernel(p, "engine.sm90", described_a100(), &c, &why), Status::UnsupportedArch) << why;
+  p.epilogue.activation = Activation::ReLU;
+  EXPECT_EQ(choose_kernel(p, "mma.m16n8k16_stages", d, &c, &why), Status::UnsupportedEpilogue);
+  EXPECT_NE(why.find("mma.m16n8k16_stages cannot apply a fused epilogue"), std::string::npos) << why;
+  ASSERT_EQ(choose_kernel(p, "cublas.acc32", d, &c, &why), Status::Success) << why;  // then the epilogue pass
+  EXPECT_FALSE(c.engine);
+  ASSERT_EQ(choose_kernel(p, "engine.sm90", d, &c, &why), Status::Success) << why;
+  EXPECT_TRUE(c.engine);
+}
+
+engine::Plan g_ran_plan;
+int g_runs = 0;
+Status record_plan(const engine::Plan& plan, const Matmul&, cudaStream_t, std::string*) {
+  g_ran_plan = plan;
+  ++g_runs;
+  return Status::Success;
+}
+
+// run_matmul hands the entry the choice's plan as it is: a plan no rule would make (its grid
+// marked) reaches the entry unchanged, so nothing between the dispatch and the launch plans again.
+TEST(Dispatch, TheEntryRunsThePlanItWasChosenWith) {
+  const Device d = described_h200();
+  KernelEntry recorder = *find_kernel("engine.sm90");
+  recorder.run_plan = &record_plan;
+  int ran = 0;
+  for (const Row& r : rows()) {
+    const Matmul p = problem(r);
+    Choice c;
+    std::string why;
+    if (choose_kernel(p, "auto", d, &c, &why) != Status::Success || !c.engine || !p.d_used()) continue;
+    c.entry = &recorder;
+    c.plan.grid = 0xC0FFEEu;
+    g_runs = 0;
+    ASSERT_EQ(run_matmul(c, p, nullptr), Status::Success) << label(r);
+    ASSERT_EQ(g_runs, 1) << label(r);
+    EXPECT_TRUE(same_plan(g_ran_plan, c.plan)) << label(r) << ": " << engine::describe(g_ran_plan);
+    ++ran;
+  }
+  EXPECT_GT(ran, 100);
 }
 
 }  // namespace
