@@ -4,6 +4,10 @@
 
 namespace hgemm::detail::engine {
 
+static_assert(shape_info(KernelShape::Grouped128x128).bm == kGroupedBM &&
+                  shape_info(KernelShape::Grouped128x128).bn == kGroupedNarrowBN,
+              "kKernelShapes describes it");
+
 Status launch_grouped_narrow(const KernelLaunch& l, const GroupedParams& p, std::string* message) {
   return GroupedTiles<kGroupedNarrowBN, 5, kMaxGroupedGroups, 2, true>::launch(l, p, message);
 }

@@ -5,6 +5,10 @@
 
 namespace hgemm::detail::engine {
 
+static_assert(shape_info(KernelShape::Grouped128x256).bm == kGroupedBM &&
+                  shape_info(KernelShape::Grouped128x256).bn == kGroupedWideBN,
+              "kKernelShapes describes it");
+
 Status launch_grouped_wide(const KernelLaunch& l, const GroupedParams& p, std::string* message) {
   if (p.groups > kGroupedWideMaxGroups || l.accum != Accum::F32) {
     *message = "internal: the 128x256 grouped kernel takes f32 accumulators and its table's groups";

@@ -7,6 +7,7 @@
 namespace hgemm::detail::engine {
 
 using Narrow = Persistent<128, 1, 6, false>;
+static_assert(config_matches<Narrow>(KernelShape::Narrow), "kKernelShapes describes Narrow");
 
 Status launch_narrow(const KernelLaunch& l, bool stream_k, std::string* message) {
   return launch_persistent<Narrow>(l, stream_k, message);

@@ -6,6 +6,7 @@
 namespace hgemm::detail::engine {
 
 using PingPongWide = PingPong<256, 2, 4>;
+static_assert(config_matches<PingPongWide>(KernelShape::PingPong), "kKernelShapes describes PingPong");
 
 Status launch_pingpong(const KernelLaunch& l, std::string* message) {
   if (l.accum != Accum::F32 || l.params.cluster_splits > 1 || l.params.stream_k.parked != nullptr) {

@@ -49,15 +49,17 @@ Status launch_pointer_kernel(const KernelLaunch& l, const PointerBatchProduct* p
   return launch_status(message);
 }
 
-template <int BM, bool PLAIN>
+/// The tile per CTA of shape S (its tile from kKernelShapes).
+template <KernelShape S, bool PLAIN>
 struct PointerTiles {
+  static_assert(!shape_info(S).persistent && !shape_info(S).swapped, "a tile per CTA");
   template <bool A_MN, bool B_MN, typename Acc, typename In>
-  using Kernel = TilePerCtaKernel<DeepestRing<BM, 64, false, PLAIN>, A_MN, B_MN, Acc, In>;
+  using Kernel = TilePerCtaKernel<DeepestRing<shape_info(S).bm, shape_info(S).bn, false, PLAIN>, A_MN, B_MN, Acc, In>;
 };
 
-template <int BM, bool PLAIN>
+template <KernelShape S, bool PLAIN>
 Status launch_pointer_tiles(const KernelLaunch& l, const PointerBatchProduct* products, std::string* message) {
-  return with_kernel<PointerTiles<BM, PLAIN>::template Kernel>(l, [&](auto tag) {
+  return with_kernel<PointerTiles<S, PLAIN>::template Kernel>(l, [&](auto tag) {
     using K = typename decltype(tag)::type;
     // Plain launches only: reading C, the 64-register bound spills (D's pointer from the table
     // stays live over the k-loop).
@@ -73,8 +75,8 @@ template <bool PLAIN>
 Status launch_pointer_tiles_of(const KernelLaunch& l, KernelShape tiles, const PointerBatchProduct* products,
                                std::string* message) {
   switch (tiles) {
-    case KernelShape::Tile128x64: return launch_pointer_tiles<128, PLAIN>(l, products, message);
-    case KernelShape::Tile64x64: return launch_pointer_tiles<64, PLAIN>(l, products, message);
+    case KernelShape::Tile128x64: return launch_pointer_tiles<KernelShape::Tile128x64, PLAIN>(l, products, message);
+    case KernelShape::Tile64x64: return launch_pointer_tiles<KernelShape::Tile64x64, PLAIN>(l, products, message);
     default: *message = "internal: a pointer batch runs on 128x64 or 64x64 tiles"; return Status::CudaError;
   }
 }

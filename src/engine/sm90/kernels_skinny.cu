@@ -11,6 +11,10 @@ template <int BN, bool STREAM_K = false>
 using Skinny = Persistent<BN, 1, std::min(8, (kSmemLimit - 2048 - CONSUMERS * 2 * kCChunkBytes) / (BM * BK * 2 + BN * BK * 2)),
                           true, STREAM_K>;
 
+static_assert(config_matches<Skinny<16>>(KernelShape::Skinny16) && config_matches<Skinny<32>>(KernelShape::Skinny32) &&
+                  config_matches<Skinny<64>>(KernelShape::Skinny64) && shape_info(KernelShape::Skinny64).swapped,
+              "kKernelShapes describes the swapped persistent kernels");
+
 template <typename C>
 struct SkinnyOf {
   template <bool A_MN, bool B_MN, typename Acc, typename In>

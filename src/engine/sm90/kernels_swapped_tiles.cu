@@ -6,18 +6,23 @@
 
 namespace hgemm::detail::engine {
 
-template <int BM, int BN>
+/// The swapped tile per CTA of shape S (its tile from kKernelShapes).
+template <KernelShape S>
 struct SwappedTilesOf {
+  static_assert(!shape_info(S).persistent && shape_info(S).swapped, "a swapped tile per CTA");
   template <bool A_MN, bool B_MN, typename Acc, typename In>
-  using Kernel = TilePerCtaKernel<DeepestRing<BM, BN, /*TRANSPOSED_C=*/true>, A_MN, false, Acc, In>;
+  using Kernel =
+      TilePerCtaKernel<DeepestRing<shape_info(S).bm, shape_info(S).bn, /*TRANSPOSED_C=*/true>, A_MN, false, Acc, In>;
 };
 
 Status launch_swapped_tiles(const KernelLaunch& l, KernelShape shape, std::string* message) {
   switch (shape) {
-    case KernelShape::Swapped64x16: return launch_kernel_template<SwappedTilesOf<64, 16>::Kernel>(l, message);
-    case KernelShape::Swapped64x32: return launch_kernel_template<SwappedTilesOf<64, 32>::Kernel>(l, message);
-    case KernelShape::Swapped128x16: return launch_kernel_template<SwappedTilesOf<128, 16>::Kernel>(l, message);
-    case KernelShape::Swapped128x32: return launch_kernel_template<SwappedTilesOf<128, 32>::Kernel>(l, message);
+    case KernelShape::Swapped64x16: return launch_kernel_template<SwappedTilesOf<KernelShape::Swapped64x16>::Kernel>(l, message);
+    case KernelShape::Swapped64x32: return launch_kernel_template<SwappedTilesOf<KernelShape::Swapped64x32>::Kernel>(l, message);
+    case KernelShape::Swapped128x16:
+      return launch_kernel_template<SwappedTilesOf<KernelShape::Swapped128x16>::Kernel>(l, message);
+    case KernelShape::Swapped128x32:
+      return launch_kernel_template<SwappedTilesOf<KernelShape::Swapped128x32>::Kernel>(l, message);
     default: *message = "internal: not a swapped tile-per-CTA kernel"; return Status::CudaError;
   }
 }

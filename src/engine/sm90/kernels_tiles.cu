@@ -7,10 +7,12 @@
 
 namespace hgemm::detail::engine {
 
-template <int BM, int BN, bool PLAIN>
+/// The tile per CTA of shape S (its tile from kKernelShapes).
+template <KernelShape S, bool PLAIN>
 struct TilesOf {
+  static_assert(!shape_info(S).persistent && !shape_info(S).swapped, "a tile per CTA");
   template <bool A_MN, bool B_MN, typename Acc, typename In>
-  using Kernel = TilePerCtaKernel<DeepestRing<BM, BN, false, PLAIN>, A_MN, B_MN, Acc, In>;
+  using Kernel = TilePerCtaKernel<DeepestRing<shape_info(S).bm, shape_info(S).bn, false, PLAIN>, A_MN, B_MN, Acc, In>;
 };
 
 /// The deepest K at which 64-row tiles take the short-K entry: a ring of two slices at most, small
@@ -56,10 +58,11 @@ Status launch_ring_for_k(const KernelLaunch& l, std::string* message) {
 template <bool PLAIN>
 Status launch_tiles_of(const KernelLaunch& l, KernelShape shape, std::string* message) {
   switch (shape) {
-    case KernelShape::Tile128x64: return launch_ring_for_k<TilesOf<128, 64, PLAIN>::template Kernel>(l, message);
-    case KernelShape::Tile64x64: return launch_ring_for_k<TilesOf<64, 64, PLAIN>::template Kernel>(l, message);
-    case KernelShape::Tile64x32: return launch_ring_for_k<TilesOf<64, 32, PLAIN>::template Kernel>(l, message);
-    case KernelShape::Tile64x16: return launch_ring_for_k<TilesOf<64, 16, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Tile128x64:
+      return launch_ring_for_k<TilesOf<KernelShape::Tile128x64, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Tile64x64: return launch_ring_for_k<TilesOf<KernelShape::Tile64x64, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Tile64x32: return launch_ring_for_k<TilesOf<KernelShape::Tile64x32, PLAIN>::template Kernel>(l, message);
+    case KernelShape::Tile64x16: return launch_ring_for_k<TilesOf<KernelShape::Tile64x16, PLAIN>::template Kernel>(l, message);
     default: *message = "internal: not a tile-per-CTA kernel"; return Status::CudaError;
   }
 }

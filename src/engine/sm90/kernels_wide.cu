@@ -6,6 +6,7 @@
 namespace hgemm::detail::engine {
 
 using Wide = Persistent<256, 2, 4, false>;
+static_assert(config_matches<Wide>(KernelShape::Wide), "kKernelShapes describes Wide");
 
 Status launch_wide(const KernelLaunch& l, bool stream_k, std::string* message) {
   return launch_persistent<Wide>(l, stream_k, message);

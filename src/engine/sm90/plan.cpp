@@ -27,27 +27,7 @@ StorePath store_path(const Matmul& p) {
   return size == 2 ? StorePath::StagedRows : StorePath::Registers;
 }
 
-const char* shape_name(KernelShape s) {
-  switch (s) {
-    case KernelShape::Wide: return "wide 128x256 c2";
-    case KernelShape::Narrow: return "narrow 128x128";
-    case KernelShape::Skinny16: return "swapped persistent 128x16";
-    case KernelShape::Skinny32: return "swapped persistent 128x32";
-    case KernelShape::Skinny64: return "swapped persistent 128x64";
-    case KernelShape::Tile128x64: return "tile 128x64";
-    case KernelShape::Tile64x64: return "tile 64x64";
-    case KernelShape::Tile64x32: return "tile 64x32";
-    case KernelShape::Tile64x16: return "tile 64x16";
-    case KernelShape::Swapped64x16: return "swapped tile 64x16";
-    case KernelShape::Swapped64x32: return "swapped tile 64x32";
-    case KernelShape::Swapped128x16: return "swapped tile 128x16";
-    case KernelShape::Swapped128x32: return "swapped tile 128x32";
-    case KernelShape::Grouped128x128: return "grouped 128x128";
-    case KernelShape::Grouped128x256: return "grouped 128x256";
-    case KernelShape::PingPong: return "ping-pong 64x256 c2";
-  }
-  return "?";
-}
+const char* shape_name(KernelShape s) { return shape_info(s).name; }
 
 const char* scheduler_name(Scheduler s) {
   switch (s) {
@@ -72,49 +52,6 @@ const char* store_name(StorePath s) {
 }
 
 }  // namespace
-
-bool is_swapped(KernelShape s) {
-  switch (s) {
-    case KernelShape::Skinny16:
-    case KernelShape::Skinny32:
-    case KernelShape::Skinny64:
-    case KernelShape::Swapped64x16:
-    case KernelShape::Swapped64x32:
-    case KernelShape::Swapped128x16:
-    case KernelShape::Swapped128x32: return true;
-    default: return false;
-  }
-}
-
-bool is_persistent(KernelShape s) {
-  return s == KernelShape::Wide || s == KernelShape::Narrow || s == KernelShape::Skinny16 ||
-         s == KernelShape::Skinny32 || s == KernelShape::Skinny64 || s == KernelShape::PingPong;
-}
-
-int multicast_cluster(KernelShape s) { return s == KernelShape::Wide || s == KernelShape::PingPong ? 2 : 1; }
-
-bool has_stream_k(KernelShape s) { return is_persistent(s) && s != KernelShape::PingPong; }
-
-void tile_of(KernelShape s, int* bm, int* bn) {
-  switch (s) {
-    case KernelShape::Wide: *bm = 128, *bn = 256; return;
-    case KernelShape::Narrow: *bm = 128, *bn = 128; return;
-    case KernelShape::Skinny16: *bm = 128, *bn = 16; return;
-    case KernelShape::Skinny32: *bm = 128, *bn = 32; return;
-    case KernelShape::Skinny64: *bm = 128, *bn = 64; return;
-    case KernelShape::Tile128x64: *bm = 128, *bn = 64; return;
-    case KernelShape::Tile64x64: *bm = 64, *bn = 64; return;
-    case KernelShape::Tile64x32: *bm = 64, *bn = 32; return;
-    case KernelShape::Tile64x16: *bm = 64, *bn = 16; return;
-    case KernelShape::Swapped64x16: *bm = 64, *bn = 16; return;
-    case KernelShape::Swapped64x32: *bm = 64, *bn = 32; return;
-    case KernelShape::Swapped128x16: *bm = 128, *bn = 16; return;
-    case KernelShape::Swapped128x32: *bm = 128, *bn = 32; return;
-    case KernelShape::Grouped128x128: *bm = 128, *bn = 128; return;
-    case KernelShape::Grouped128x256: *bm = 128, *bn = 256; return;
-    case KernelShape::PingPong: *bm = 64, *bn = 256; return;
-  }
-}
 
 Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
   Plan plan;

@@ -10,29 +10,10 @@
 
 #include "common/device.h"
 #include "common/matmul.h"
+#include "engine/sm90/kernel_shapes.h"
 #include "engine/sm90/params.h"
 
 namespace hgemm::detail::engine {
-
-/// The engine's compiled kernels (mainloop shapes).
-enum class KernelShape : std::uint8_t {
-  Wide,       ///< persistent, 128×256 per CTA, clusters of 2 along M multicasting B, 4 stages
-  Narrow,     ///< persistent, 128×128 single CTAs, 6 stages (M ≤ 128: a pair would leave one idle)
-  Skinny16,   ///< persistent on the swapped problem (few rows of C as wgmma's N): 128×16
-  Skinny32,   ///< ... 128×32
-  Skinny64,   ///< ... 128×64
-  Tile128x64, ///< one tile per CTA, one warpgroup, the deepest ring, a producer warp
-  Tile64x64,
-  Tile64x32,  ///< (B K-major only: an N-major B comes in 64-wide blocks)
-  Tile64x16,
-  Swapped64x16,   ///< one tile per CTA on the swapped problem (decode shapes), D written transposed
-  Swapped64x32,
-  Swapped128x16,
-  Swapped128x32,
-  Grouped128x128,  ///< persistent 128×128 single CTAs over the units of a grouped problem (grouped.h)
-  Grouped128x256,  ///< ... 128×256 (at most kGroupedWideMaxGroups groups)
-  PingPong,        ///< persistent, 64×256 per consumer warpgroup in turns (pingpong.cuh), clusters of 2, 4 stages
-};
 
 enum class Scheduler : std::uint8_t {
   TilePerCta,     ///< one CTA per tile, each over the whole K
@@ -70,16 +51,16 @@ struct Plan {
 };
 
 /// Whether the kernel of this shape runs the swapped problem.
-bool is_swapped(KernelShape s);
-/// Whether it is a persistent kernel (Wide, Narrow, Skinny*).
-bool is_persistent(KernelShape s);
+constexpr bool is_swapped(KernelShape s) { return shape_info(s).swapped; }
+/// Whether make_plan gives it a persistent schedule (Wide, Narrow, Skinny*, PingPong).
+constexpr bool is_persistent(KernelShape s) { return shape_info(s).persistent; }
 /// Its tile: rows and columns of the problem it runs, per CTA.
-void tile_of(KernelShape s, int* bm, int* bn);
+inline void tile_of(KernelShape s, int* bm, int* bn) { *bm = shape_info(s).bm, *bn = shape_info(s).bn; }
 /// CTAs per cluster of a persistent kernel of this shape along M, B shared between them by
-/// multicast (2 for Wide and PingPong, else 1; cluster split-K's clusters are its splits instead).
-int multicast_cluster(KernelShape s);
+/// multicast (cluster split-K's clusters are its splits instead).
+constexpr int multicast_cluster(KernelShape s) { return shape_info(s).cluster; }
 /// Whether the kernel of this shape has the stream-K and cluster split-K schedulers.
-bool has_stream_k(KernelShape s);
+constexpr bool has_stream_k(KernelShape s) { return shape_info(s).stream_k; }
 
 /// The rest of the plan for p (every product of its batch in one launch) on d under `choice`.
 Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice);
