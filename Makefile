@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The two commands of the README.
 #   make run    build, then benchmark the ladder on the local GPU against cuBLAS: table on the
 #               console, JSON and PNG charts in bench/out/ (fails with a clear message without a GPU)

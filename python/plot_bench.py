@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Charts from hgemm-bench JSON: TFLOP/s against size per kernel (cuBLAS as the reference line),
 and the ladder as bars with each rung's speed-up over cuda.naive. One panel per accumulation and
 types (A/B → C/D); a strided batch counts all its products. Older files (f16 only, no batch) read

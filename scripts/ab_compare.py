@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ab_compare.py --before F [F ...] --after F [F ...] [--kernel auto] [--tolerance 0.02] [--json OUT]
 
 Compares two builds from hgemm-bench JSON written in one device call (gpu-check's `ab` step): each

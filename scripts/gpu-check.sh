@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/gpu-check.sh [OUT_DIR] — the one command to run on a GPU machine:
 #   build     configure and build (Release, every core) for the local GPU's architecture
 #   test      the CPU tests, then every GPU test (each registered kernel over the full case set)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/install-deps.sh: installs what the build and tests need on Debian/Ubuntu, only what is
 # missing (no network when everything is present). apt-get as root or with passwordless sudo;
 # otherwise prints the command to run and exits 1. pip falls back to --break-system-packages.

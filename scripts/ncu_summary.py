@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncu_summary.py PROFILE_CSV — one line per profiled kernel launch of an `ncu --csv` run (as
 written by gpu-check's profile step): its name, grid, and each metric's value, in launch order."""
 import csv

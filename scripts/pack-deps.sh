@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Copies the Debian packages the build needs (GoogleTest, nlohmann-json, CLI11: headers, static
 # libraries, CMake package files) into .deps/ (git-ignored), for a machine that has the CUDA
 # toolkit and CMake but cannot install packages, such as a lent GPU machine without network.

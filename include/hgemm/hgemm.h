@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hgemm — GEMM kernels for NVIDIA GPUs, from the textbook naive kernel up.
 //
 //   D = alpha · op(A) · op(B) + beta · C        (row-major storage)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hgemm: 16-bit matrix multiply kernels on any DLPack GPU array.
 
     import torch, hgemm

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The header and the file that the torch benchmarks (bench_overhead, bench_mlp) write, in the
 layout of hgemm-bench's JSON: {"header": {...}, "rows": [...], "summary": {...}}."""
 import datetime

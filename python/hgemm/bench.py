@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m hgemm.bench [hgemm-bench options]: runs the C++ benchmark that ships with the package
 (or the one named by $HGEMM_BENCH, or hgemm-bench on PATH), e.g.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m hgemm.bench_grouped [--shapes G:M:N:K,...] [--dtype bf16,f16] [--op nn|nt] [--layout contiguous|k]
                                 [--json PATH]
 

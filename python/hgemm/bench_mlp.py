@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m hgemm.bench_mlp [--tokens 4096] [--hidden 4096] [--intermediate 14336] [--dtype f16|bf16]
                           [--json PATH]
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m hgemm.bench_overhead [--size 64] [--calls 200] [--rounds 60] [--json PATH]
 
 Eager host time per call of a small product (size³, float16, on the GPU) through each way of

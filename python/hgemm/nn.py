@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hgemm.nn: torch.nn layers computed by hgemm (float16 or bfloat16).
 
     import torch, hgemm.nn

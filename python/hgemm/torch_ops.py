@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hgemm as torch operators, with autograd computed by hgemm, fake (meta) kernels for
 torch.compile / FakeTensorMode, and CUDA-graph-safe launches on the current torch stream.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Python extension module hgemm._hgemm: the typed hgemm::matmul and hgemm::grouped_matmul over
 // any DLPack array (torch, cupy, jax, numpy for the error paths). Arrays are used in place: strides
 // give the leading dimension, a transposed view becomes op T and a batch stride of 0 repeats a

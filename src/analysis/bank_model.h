@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A model of the shared-memory bank rules of NVIDIA GPUs (Volta to Hopper), host-only.
 //
 // Shared memory has 32 banks of 4-byte words; bank = (byte address / 4) mod 32. One warp-wide

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "analysis/ladder.h"
 
 #include <cuda_runtime_api.h>  // __host__ __device__ in the layouts

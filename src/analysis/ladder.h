@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared-memory instructions of each kernel of the ladder, described from the kernels' own
 // index math (each rung's `Smem` functions, compiled here with HGEMM_LAYOUT_ONLY) and from the
 // widths the compiler emits (checked against cuobjdump -sass), and their cost under bank_model.h.

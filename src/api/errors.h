@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thread-local message behind last_error_message(), shared by the API's files.
 #pragma once
 

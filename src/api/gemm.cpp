@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The f16 shorthand: gemm and its batched forms are matmul calls with every type f16 and C
 // updated in place (D is C).
 #include <climits>

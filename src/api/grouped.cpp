@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The grouped entry point (mixture-of-experts layouts): validation of every argument the host
 // can check (the group sizes are on the device and never read here), the device and its
 // pointers, then the engine's plan and launch.

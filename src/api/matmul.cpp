@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed entry point: validation, the choice of what runs (a named entry or auto's, with an
 // engine entry's plan, all from src/dispatch/), and the launch. Everything up to the launch runs
 // on the host.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The steps of a matmul call, shared by the typed entry point and the f16 shorthand.
 #pragma once
 

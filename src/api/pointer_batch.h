@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemm_batched's pointer arrays: where they live (host or device memory, asked of the driver),
 // what the host checks of device arrays, and the one launch of every product on the engine.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation of a typed problem, in two halves: what needs no device (sizes, types, leading
 // dimensions, null pointers, alignment to the element size, overlaps), then what does (the
 // pointers are device-accessible memory).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLAS behind the same interface as the hand-written kernels: the reference every benchmark
 // row is compared with, and auto's fallback for what no kernel of this build runs.
 // cublasGemmStridedBatchedEx with tensor ops, compute type 16F (cublas.acc16) or 32F

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The accumulator type of a kernel: __half (the Toy-HGEMM report's choice) or float (the library
 // default). mul_add is the one place where the two differ inside a main loop.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A scope in which this thread's CUDA calls ignore a stream capture in progress: for one-time
 // set-up calls that a capture forbids and that touch no stream (binding a context, creating a
 // memory pool), made by whichever call comes first, which may be inside a CUDA graph's capture.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise passes over typed matrices: D = scale·S converted between f16, bf16 and f32 (the
 // whole GEMM when K = 0, and the copies the cuBLAS fallback needs around its in-place update),
 // and the fused epilogue as a pass of its own (K = 0, and kernels that do not fuse it).

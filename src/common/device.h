@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU a problem runs on, as the dispatch policy and the engine's plans see it: plain data, so
 // that both can be tested on the CPU against described devices (an H200, an A100, an L4). It lives
 // in common/ because both read it: the engine then needs nothing from the dispatch.

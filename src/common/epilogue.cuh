@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The epilogue: C = alpha·acc + beta·C for N consecutive elements of one row, computed in
 // float and rounded once to half. beta = 0 never reads C. Ragged rows/columns are skipped.
 #pragma once

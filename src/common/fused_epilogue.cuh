@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one device function of the fused epilogue: from Z = alpha·acc + beta·C at D's (row, col)
 // to D's value, writing aux on the way. Every path that applies the epilogue (the engine's
 // in-place pass over its accumulators, its per-element stores of split-K and cluster split-K,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fused epilogue as kernels receive it: the public Epilogue reduced to what is switched on
 // (a null pointer for every part that is off), plain data for host and device.
 #pragma once

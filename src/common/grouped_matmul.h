@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The grouped problem the engine receives: one validated grouped_matmul call (the public
 // GroupedMatmulArgs, checked by src/api/grouped.cpp) and its accumulation. Plain data, host side.
 #pragma once

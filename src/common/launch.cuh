@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host side of a launch: compile-time dispatch over ops and accumulator, grid sizing, errors.
 #pragma once
 

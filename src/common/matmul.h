@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed problem every typed kernel entry receives: one validated matmul call (the public
 // MatmulArgs, checked by src/api/) and its accumulation. Plain data, host side.
 #pragma once

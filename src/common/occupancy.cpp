@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/occupancy.h"
 
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many blocks of a kernel the current GPU holds at once, for grids sized to one wave.
 #pragma once
 

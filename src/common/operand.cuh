@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Addressing op(A) and op(B) in row-major storage, and the tile a thread block owns.
 #pragma once
 

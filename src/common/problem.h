@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The problem every kernel receives: one validated GEMM call, with op flags and sizes already
 // checked by src/api/. Plain data, usable on host and device (passed to kernels by value).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 32-bit shared-window address of a pointer into shared memory: the operand PTX's
 // shared-memory instructions (ldmatrix, cp.async, mbarrier, TMA, wgmma descriptors) take.
 #pragma once

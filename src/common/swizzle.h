@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // XOR swizzle of shared-memory tiles read by ldmatrix (mma ladder, rung 04).
 // ldmatrix reads an 8×8 matrix as eight 16-byte row pieces in one wavefront, conflict-free only
 // if the eight pieces fall in eight different 16-byte bank groups (bank group = byte address / 16

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mechanics shared by the sm_80-style tensor-core ladders (wmma/, mma/): staging a tile of op(A)
 // or op(B) into shared memory with zeros outside the matrix (synchronously, or slice by slice with
 // cp.async), ldmatrix, mma.sync m16n8k16, and writing an m16n8 accumulator fragment through the

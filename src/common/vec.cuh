@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vector loads and stores of 1, 2, 4 or 8 halves (16, 32, 64 or 128 bits).
 //
 // Global-memory helpers take `valid`, the number of in-bounds elements from `p` on: the full

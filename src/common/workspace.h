@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scratch memory for one launch, stream-ordered: taken from hgemm's private memory pool of the
 // current device (cudaMallocFromPoolAsync) and given back on the same stream when the
 // StreamWorkspace goes out of scope, after the work queued behind it. The pool keeps freed memory

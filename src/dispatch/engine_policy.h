@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's part of the dispatch policy: for a problem on a device, which of the engine's
 // kernels runs it and with which scheduler (a tile per CTA, whole tiles, split-K, stream-K,
 // cluster split-K), and from that the whole plan. Pure host code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place that decides what runs: for "auto" the engine (and its plan), a ladder entry or a
 // cuBLAS fallback; for a kernel named by id that entry, and for an engine entry its plan. Pure
 // host code (no CUDA calls), so that a CPU test pins every choice against described devices

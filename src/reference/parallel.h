@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference's one threading helper: a loop split across the machine's cores.
 #pragma once
 

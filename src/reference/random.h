@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The random values of the tests and the benchmark, one formula for host and device: value
 // number `index` of the stream `seed` is the same everywhere, so a failure is reproduced from
 // the seed alone.

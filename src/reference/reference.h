@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-side helpers for checking kernels: deterministic random data, the fp64 reference GEMM,
 // and error metrics, for the f16 gemm and the typed matmul (typed storage: typed_data.h).
 // Used by the tests and the benchmark; not part of the installed library.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The error a correct typed matmul with f32 accumulation may show, for the metrics of
 // ref::compare (both the scaled max and the relative Frobenius error are held to it).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "reference/typed_data.h"
 
 #include <cuda_fp16.h>

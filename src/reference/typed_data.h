@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host storage for the operands of the typed matmul: elements of any DataType held as the raw
 // bytes the device reads, conversions that round to nearest (ties to even), and deterministic
 // random data in each type. Used by the tests and the benchmark; not part of the installed library.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel table: one KernelEntry per registered kernel. Tests, the benchmark and "auto" all
 // iterate over it, so a kernel is tested and benchmarked the moment it is listed here.
 #pragma once

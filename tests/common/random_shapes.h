@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded random problems for the GPU tests: shapes drawn from the kinds the dispatch policy
 // tells apart (tiny, around tile edges, decode, skinny, a deep K, wide with a short K, strided
 // batches of small products), so that a run reaches plans and edges no hand-written case names.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build at BUILD_DIR into a scratch prefix, then configures, builds and runs the
 # consumer project in SOURCE_DIR against it.
 file(REMOVE_RECURSE "${WORK_DIR}")

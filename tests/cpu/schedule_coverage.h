@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The check every persistent schedule must pass (src/engine/sm90/schedule.h), shared by the CPU
 // tests of the scheduler and of random plans: every slice of every tile is computed exactly once;
 // each stream-K tile is finished by the cluster holding its first slices, which takes exactly the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The A/B verdict of scripts/ab_compare.py on hand-made hgemm-bench JSON: medians over rounds,
 both JSON schemas, the per-row tolerance, the geomean rule, failed and missing rows.
 Usage: test_ab_compare.py AB_COMPARE_SCRIPT WORK_DIR."""

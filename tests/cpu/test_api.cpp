@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument validation of the public API. Every invalid argument is reported before the device
 // is even looked at, so these run on machines without a GPU.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared-memory bank model: each rule on hand-checked requests, then the ladder's tables
 // pinned, so that a kernel change that adds a conflict fails here.
 #include <gtest/gtest.h>

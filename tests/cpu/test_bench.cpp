@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host-side pieces of hgemm-bench: argument parsing, suites, kernel selection, reports.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dispatch policy against described devices (an H200, an A100, an L4): every choice auto
 // makes over the auto benchmark suite and edge shapes is pinned in tests/data/dispatch_golden.txt.
 // A rule that changes shows up here as the rows it moves. After a deliberate change, regenerate

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fused epilogue on the CPU: every refusal of its validation (Status and message, before any
 // CUDA call), the policy's choices with an epilogue (the engine's plan does not change; off
 // Hopper auto takes a kernel that does not fuse it, and matmul adds the elementwise pass), and

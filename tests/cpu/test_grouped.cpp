@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // grouped_matmul on the CPU: the grouped scheduler's table and unit mapping
 // (src/engine/sm90/grouped_schedule.h) cover every tile of every group exactly once, in group
 // order, with the sizes clamped as the header promises; the plan's grid never exceeds the units

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hostile arguments: valid problems with fields replaced at random by values that break size
 // arithmetic (negative, zero, one, 2^31 and around it, 2^40, 2^62, INT64_MAX and INT64_MIN),
 // out-of-range enums, null, misaligned and overlapping pointers, NaN and Inf scalars, through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument validation of the typed matmul: every rule that needs no device, each refusal checked
 // for its Status and for a message that names the problem. A call that passes validation goes
 // on to the device: NoDevice without a GPU, InvalidPointer with one (the pointers are fake).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Renders the benchmark charts from a small JSON fixture and checks that real PNGs come out.
 Usage: test_plot_bench.py PLOT_SCRIPT FIXTURE OUT_DIR. Exit code 77 (ctest: skipped) without matplotlib."""
 import os

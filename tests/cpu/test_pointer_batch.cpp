@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pointer batches on the host: where gemm_batched's arrays live (from made-up driver attributes),
 // what the host checks of device arrays without reading them, the one launch's tiles and grid,
 // and that every hostile argument is answered with a status and a message.

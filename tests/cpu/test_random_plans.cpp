@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded random problems (tests/common/random_shapes.h, larger than any GPU test computes) against
 // the dispatch policy and the engine's plans, on described devices (an H200, Hopper GPUs of 114
 // and 16 SMs, an A100, an L4), without a GPU:

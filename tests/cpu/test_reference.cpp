@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fp64 reference and the error metrics, against hand-computed results.
 #include <gtest/gtest.h>
 

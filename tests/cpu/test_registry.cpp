@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Invariants of the kernel table that every new entry must keep.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The XOR swizzle of the mma ladder (src/common/swizzle.h): every ldmatrix matrix and every
 // 8-thread phase of the cp.async stores lands in eight different 16-byte bank groups, and no two
 // elements of a tile share an address.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's persistent scheduler (src/engine/sm90/schedule.h) under the plans the dispatch
 // policy makes (src/dispatch/engine_policy.cpp): every slice of every tile is computed exactly
 // once, by whole tiles, splits of K or stream-K pieces; each stream-K tile is finished by the

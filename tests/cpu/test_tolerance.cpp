@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed matmul's tolerance (reference/tolerance.h) against simulated kernels: one that
 // accumulates in f32 as a tensor core may (truncating) passes in every output type; one that
 // loses or doubles a single k-slice of 64 products over a 16×16 block of an f32 D fails.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed storage, the typed fp64 reference and the typed compare, against hand-computed values.
 #include <gtest/gtest.h>
 

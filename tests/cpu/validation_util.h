@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Assertions of the CPU validation tests: a call refused with a given status and message, or one
 // that passed every check the host makes before it needs a device.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the GPU tests: device detection, device buffers, the standard case list.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the typed matmul tests: the case list, the inputs of a case in given types with
 // their fp64 reference (computed once per process), and the device buffers of one run, laid out
 // with poisoned padding, gaps between batch matrices and guard zones around D.

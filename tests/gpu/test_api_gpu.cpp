@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public API on a real device: dispatch, "auto", pointer checks, streams, 64-bit offsets.
 #include <cstring>
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batched API on a real device: every product of a batch against the fp64 reference, for
 // batch = 1, 3 and 64, ragged shapes, strided (including a broadcast A with stride 0) and
 // pointer-array forms, through "auto" and explicitly named kernels of each family. Pointer arrays

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fused epilogue (MatmulArgs::epilogue) on a device, against the fp64 reference: every
 // activation, bias along N and along M in every type, aux, row and column scales, beta·C (apart
 // and in place), strided batches with per-product and shared vectors, K = 0, NaN and Inf, on

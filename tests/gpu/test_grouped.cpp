@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // grouped_matmul on a real device, against the fp64 reference of every group: the three
 // layouts (K-grouped: groups splitting K, each group's last slice ending inside a tile), every
 // op and type pair, uneven group sizes with empty groups first, in the middle and last,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every registered kernel against the fp64 CPU reference, over the standard case set, for each
 // accumulation type and op combination the kernel implements.
 #include <cstring>

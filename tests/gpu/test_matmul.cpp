@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed matmul on a device: every kernel that takes more than f16 (by KernelInfo::in_types
 // and out_types), and "auto", over every A/B × C × D type combination it takes and every case of
 // matmul_cases(), against the fp64 reference. Each run also checks that nothing outside D's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed matmul's choice of kernel on a device: a named entry refuses the types its KernelInfo
 // does not list (UnsupportedType, naming itself), and "auto" resolves every type combination to
 // an entry that takes it.

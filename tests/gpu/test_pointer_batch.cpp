@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pointer batches in one launch on a real device: gemm_batched with device arrays (always the one
 // launch) and with host arrays and pointer_batch_in_one_launch, against the fp64 reference.
 // Products lie scattered in one buffer at no common stride, in shuffled order, with row padding

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python package without a GPU: import, kernels(), and every error path, on numpy arrays."""
 import math
 

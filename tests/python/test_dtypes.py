@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hgemm.matmul's types: bfloat16 inputs, and float16, bfloat16 or float32 outputs (out_dtype, or
 an out= of that dtype). The checks and the library call the binding describes, on torch CPU
 tensors; the products on a GPU against float64 (skipped without one).

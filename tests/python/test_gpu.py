@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python package on a GPU, against torch.matmul in float32 (skipped without torch + CUDA)."""
 import math
 import time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hgemm.grouped_mm and torch.ops.hgemm.grouped_mm: the binding's library call replayed on the host,
 shapes, errors, schema, fake kernels, autograd, opcheck and torch.compile on the CPU (numpy arrays,
 meta/fake tensors), and the products, gradients and CUDA graphs on a GPU (skipped without one)

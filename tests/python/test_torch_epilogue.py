@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The fused epilogue from Python: torch.ops.hgemm.addmm (act(a·b + bias)) and hgemm::_addmm_aux
 (the same and the pre-activation Z), their fake kernels, autograd and opcheck, hgemm.matmul's bias,
 activation and aux_out, and hgemm.nn.Linear(activation=...).

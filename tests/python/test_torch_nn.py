@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hgemm.nn.Linear against torch.nn.Linear: parameters, initialisation, state dicts and shapes on
 the CPU (meta tensors); results, gradients, memory and a small training run on a GPU (skipped
 without one)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch.ops.hgemm.mm and hgemm.matmul: schemas, fake kernels, autograd and opcheck on the CPU
 (meta/fake tensors), and the CUDA kernels, gradients, torch.compile and CUDA graphs on a GPU
 (skipped without one)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tables of hgemm-banks: the model per instruction, ncu's counters beside it, and the Toy-HGEMM
 // report's claims.
 #pragma once

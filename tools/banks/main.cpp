@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hgemm-banks: the shared-memory bank-conflict model of src/analysis applied to the kernels of
 // the ladder; optionally compared with ncu's counters and written out as docs/bank-conflicts.md.
 #include <CLI/CLI.hpp>

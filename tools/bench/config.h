@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What hgemm-bench runs: shapes, suites, types, kernel selection and error tolerances.
 // Host-only, tested on the CPU.
 #pragma once

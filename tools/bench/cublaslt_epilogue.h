@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLASLt with a fused epilogue, the baseline of hgemm-bench --epilogue where cuBLASLt has the
 // same epilogue (config.h: cublaslt_epilogue_name).
 #pragma once

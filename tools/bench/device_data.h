@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device data of hgemm-bench: buffers, random fills of each element type, and the comparison of
 // a result (any output type) with the f32 reference.
 #pragma once

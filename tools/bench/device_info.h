@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine hgemm-bench runs on: whether there is a GPU, and the header of every result file.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The grouped side of hgemm-bench: hgemm::grouped_matmul (contiguous layout, sizes on the device)
 // timed against cublasGemmGroupedBatchedEx (sizes on the host) and a loop of cuBLAS calls, one
 // per group, interleaved in the same run; every result checked against cuBLAS in f32.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hgemm-bench: times registered kernels against cuBLAS in the same run and checks each result.
 // Every call goes through hgemm::matmul with the chosen types (--dtype, --out) and batch.
 #include <CLI/CLI.hpp>

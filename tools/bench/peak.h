@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ceilings, measured: the CUDA cores' FMAs (the roofs of the CUDA-core ladder), mma.sync (the
 // roof of the sm_80-style tensor-core ladder), and how fast a kernel can read operands that are
 // not in L2 (the roof of the decode kernels, which stream B once).

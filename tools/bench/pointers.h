@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pointer-batch side of hgemm-bench (--pointers): gemm_batched over products scattered in
 // memory at no common stride, with host arrays (pointer_batch_in_one_launch) and with device
 // arrays, timed against cublasGemmBatchedEx on the same device arrays, interleaved in the same

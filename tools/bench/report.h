@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark results: one Row per (kernel, shape, op, types, accumulation), a Header describing
 // the machine, and their JSON / CSV / console renderings. Host-only, tested on the CPU.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timing side of hgemm-bench: every kernel checked against the reference, then timed
 // interleaved with its cuBLAS baseline on rotating input sets.
 #pragma once

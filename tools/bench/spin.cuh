@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kernel that keeps the GPU busy for `ns` nanoseconds while the host enqueues the launches to
 // time, so host-side launch cost stays out of the event timings of short kernels.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One warpgroup's wgmma accumulators (the D fragment of m64nNk16) as the sm90 kernels and the
 // engine read them: pairs by position, zeroed, fenced, and written to an f16 C from registers.
 #pragma once

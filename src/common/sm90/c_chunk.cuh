@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C staged through shared memory for TMA stores: 64 rows × 64 columns of 16-bit values (f16 or
 // bf16) per chunk, 128B-swizzled, written from the accumulators with stmatrix, and packed
 // 16-bit pairs that let a tile's last chunks wait in registers while the next tile accumulates.

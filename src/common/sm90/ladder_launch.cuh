@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The launch of an sm90 ladder rung: the kernel template is instantiated for the problem's
 // operand majors (the wgmma transpose bits) and accumulator, K = 0 becomes C = beta·C, the
 // operands' tensor maps are encoded, and the kernel is launched with its dynamic shared memory

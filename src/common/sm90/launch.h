@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host side of the sm90 launches, for the ladder rungs and the engine: the checks an sm90 entry
 // makes before it accepts a problem, shared-memory limits and cluster shapes, and the ladder's
 // launch of an f16 problem (tensor maps, K = 0, the kernel).

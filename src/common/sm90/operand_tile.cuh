@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared-memory side of one operand tile of the sm90 kernels and engine, and the ring slot
 // that holds a tile of A and one of B.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hopper (sm_90a) device mechanics shared by the sm90 ladder: mbarriers, TMA tile loads (plain
 // and cluster-multicast), wgmma fences and groups, shared-memory matrix descriptors, register
 // reallocation and cluster helpers. Each wrapper is one PTX instruction with a name that says

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The order in which persistent sm90 kernels take the tiles of C, and how many clusters share
 // them out. Plain C++ (host and device).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/sm90/tensor_maps.h"
 
 #include <cuda_fp16.h>

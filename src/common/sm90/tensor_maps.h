@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TMA tensor maps of the sm90 kernels and the engine: A's and B's 128B-swizzled maps, with
 // operands TMA cannot read in place (pointer not 16-byte aligned, leading dimension not a multiple
 // of 16 bytes) first copied into aligned workspace, and the maps C is stored through.

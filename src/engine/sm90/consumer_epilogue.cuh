@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One consumer warpgroup's epilogue in the persistent kernels (the cooperative one, where two
 // consumers share a tile, and the ping-pong one, where each has its own): its accumulators, a
 // 64 × BN tile or split of the problem the kernel runs, → D by the launch's store path, through

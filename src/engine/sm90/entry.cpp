@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine as registry entries: "engine.sm90" runs every problem the way the dispatch policy
 // plans it; "engine.sm90_pingpong" runs every problem on the ping-pong kernel (f32 accumulators),
 // which the policy does not choose yet. Both carry out the plan the dispatch made for them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's epilogue: one consumer warpgroup's accumulators (a 64 × BN tile of the problem
 // the kernel runs) → D, by the store path of the launch (params.h: StorePath):
 //  * Tma: 64-column chunks of 16-bit D (32-column ones of f32 D) staged in shared memory with

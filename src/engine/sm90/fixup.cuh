@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's fix-ups: where the partial sums of one tile, computed by several CTAs, meet.
 //  * Stream-K hand-over: a CTA that computed part of a tile parks its accumulators in workspace
 //    and raises a flag; the tile's owner waits for the flags and adds the parked sums in k order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fused epilogue on one consumer warpgroup's accumulators (Output::epi: bias, activation,
 // aux, scales): finish_accumulators turns them into D's finished values in place, before any
 // store path of epilogue.cuh writes them as they are (Output::finished).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's grouped kernel (mixture-of-experts layouts, group sizes on the device): the
 // persistent mainloop and epilogue of the engine over the units of the grouped scheduler.
 // Every CTA first reads the group sizes and builds the scheduler's table in shared memory (all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's grouped launches (mixture-of-experts layouts, sizes on the device): what the
 // kernel receives, its plan and its launch. The scheduler is grouped_schedule.h, the kernel
 // grouped.cuh, its instantiations kernels_grouped.cu (128×128) and kernels_grouped_wide.cu (128×256).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plan and the launch of a grouped problem: the grid, the store path, the operands TMA
 // cannot read in place copied, the tensor maps (A of rank 2 over all rows, or of rank 3 over
 // the masked groups; B of rank 3 over the groups, of one matrix when K-grouped) and the kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The grouped scheduler (mixture-of-experts layouts): the units are (group, tile row, tile
 // column) over groups whose sizes exist only on the device: row counts (contiguous, masked) or
 // slices of K (K-grouped, where every group has all M rows). The kernel first turns the sizes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The launch of one engine kernel template for a KernelLaunch: the instantiation for the
 // operands' majors and types is picked at run time, and launched with its shared memory and
 // cluster shape. Included by the kernels_*.cu translation units only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's compiled kernel shapes, in one table: what the plan (plan.cpp), the launch
 // (launch.cu) and the instantiations (kernels_*.cu, which static_assert their configs against
 // it) all read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's 128×128 grouped kernels: single CTAs with a 5-slot ring over the grouped
 // scheduler's units, for every operand major and accumulator/input pair (12 instantiations).
 #include "engine/sm90/grouped.cuh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's 128×256 grouped kernels: single CTAs with a 4-slot ring, one staging buffer per
 // consumer and a table of kGroupedWideMaxGroups, for f32 accumulators (8 instantiations, each
 // over a minute of ptxas: their own translation unit, so they compile beside the 128×128 ones).

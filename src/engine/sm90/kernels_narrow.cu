@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's Narrow kernel: persistent 128×128 single CTAs with a 6-slot ring, for M ≤ 128
 // (a pair of CTAs stacked along M would leave one idle) and for cluster split-K; with and without
 // the stream-K branches, each also plain (PlainOf).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's ping-pong kernel: persistent 64×256 units per consumer warpgroup, clusters of 2
 // CTAs along M sharing B by multicast, 4 ring slots; f32 accumulators, f16 and bf16 inputs, also
 // plain (pingpong.cuh).

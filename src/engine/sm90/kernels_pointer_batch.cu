@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one launch of a pointer batch (pointer_batch.h): the tiles per CTA (tile_per_cta.cuh),
 // each CTA on the product its index falls in, with that product's tensor maps and D read from
 // the table the map writer filled. 128×64 and 64×64 tiles, a ring no deeper than K, the short-K

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's swapped persistent kernels: C^T = op(B)^T·op(A)^T for few rows of C (M ≤ 64,
 // op(A) = N), the long N along wgmma's 64-row M and C's rows along its N (16, 32 or 64), D
 // written transposed. The swapped problem's B is always K-major (op T), so B_MN is fixed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's one-tile-per-CTA kernels on the swapped problem (decode shapes): 64- or 128-row
 // tiles of B's rows against 16 or 32 rows of C, D written transposed. The swapped problem's B is
 // K-major (op T), so B_MN is fixed.

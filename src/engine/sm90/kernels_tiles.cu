@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's one-tile-per-CTA kernels for a C too small for the persistent ones: 128×64,
 // 64×64, 64×32 and 64×16 tiles, a ring as deep as fits but no deeper than K, a producer warp.
 #include <type_traits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's Wide kernel: persistent 128×256 tiles, clusters of 2 CTAs along M sharing B by
 // multicast, 4 ring slots; with and without the stream-K branches, each also plain (PlainOf).
 #include "engine/sm90/kernel_launcher.cuh"

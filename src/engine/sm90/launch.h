@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Carrying out a plan: workspace from the stream-ordered pool, operands TMA cannot read copied,
 // tensor maps encoded, the planned kernel launched, split-K partial sums reduced. Mechanical:
 // every decision was made in the plan.

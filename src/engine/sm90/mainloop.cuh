@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's mainloop: a producer thread fills a ring of k-slices of A and B by TMA (B split
 // between the CTAs of a cluster and multicast to all of them), and consumer warpgroups run
 // wgmma over each slice and release it. The configuration (tile, cluster, ring depth) and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an engine kernel receives besides its tensor maps: the problem it runs, where D goes (and
 // C comes from), and the parameters of its scheduler and fix-up. Plain data, host and device.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's persistent kernel, composed from its parts: the mainloop (a TMA producer and two
 // wgmma consumer warpgroups around a ring), the scheduler (whole tiles in grouped order, split-K,
 // stream-K), the fix-ups (stream-K hand-over, cluster split-K) and the epilogue (TMA store with

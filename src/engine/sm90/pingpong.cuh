@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's ping-pong kernel: the persistent kernel's producer and ring, but each consumer
 // warpgroup runs a tile of its own (64 rows × BN), the two taking a cluster's units in turns. The
 // turns are ordered at the tensor cores: a consumer issues its tile's wgmmas only once the other

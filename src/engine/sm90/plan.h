@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plan of the engine: which compiled kernel runs a problem, with which scheduler and store path,
 // on how many CTAs, with how much workspace. plan_engine (src/dispatch/engine_policy.h) chooses
 // the kernel and the scheduler; make_plan works out the rest. Both are pure host functions, so

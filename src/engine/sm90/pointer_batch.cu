@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pointer batch's launches (pointer_batch.h): the table of every product's tensor maps and D
 // in stream-ordered workspace, the map writer that fills it from the pointer arrays, then the one
 // launch of every product.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pointer batches in one launch: products of one shape whose matrices lie anywhere, given by
 // arrays of pointers (host or device memory). A first kernel writes each product's tensor maps on
 // the device (a copy of a map encoded on the host for the shared shape, its address replaced),

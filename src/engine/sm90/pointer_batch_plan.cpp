@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host-side choices of a pointer batch's one launch (pointer_batch.h): its tiles, its grid
 // and what the kernels can index. Pure host code, tested on the CPU.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's persistent scheduler: which tiles, splits of K and stream-K pieces each cluster of
 // the grid works through. Plain C++ (host and device) so that a CPU test can check that every
 // slice of every tile is computed once and that the stream-K hand-overs pair up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "engine/sm90/split_k_reduce.h"
 
 #include "common/launch.cuh"

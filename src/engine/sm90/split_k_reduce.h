@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The second pass of split-K: D = alpha·(the sum of the splits' fp32 partial sums) + beta·C.
 #pragma once
 

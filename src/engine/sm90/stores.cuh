@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed element stores of the engine's epilogues: D = alpha·v + beta·C for runs of consecutive
 // columns of one row, read and rounded in the types of C and D (f16, bf16, f32), and with
 // EPI the fused epilogue after it (finish_element). beta = 0 never reads C. Columns past N are

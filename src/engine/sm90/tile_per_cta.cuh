@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's one-tile-per-CTA kernel, for a C too small to give every SM a big tile: one
 // warpgroup computes a BM×BN tile (BM 64 or 128, BN down to 16) over the whole K from a TMA ring,
 // and writes D; nothing is split, so there are no partial sums to meet. A decode-shaped C

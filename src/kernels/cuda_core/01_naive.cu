@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 01_naive.cu — cuda.naive
 // The textbook kernel: one thread per element of C, a K-long dot product read straight from
 // global memory. Nothing is reused: every A and B element is fetched N and M times (through the

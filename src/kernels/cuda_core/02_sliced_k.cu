@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 02_sliced_k.cu — cuda.sliced_k
 // Adds over 01_naive: block tiling. The 32×32 block walks K in slices of 32; each slice of A
 // (32×32) and B (32×32) is brought into shared memory once, each thread fetching one element of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 03_t8x8_f16x4.cu — cuda.t8x8_f16x4
 // Adds over 02_sliced_k: thread tiling. A block of 256 threads owns a 128×128 tile of C and each
 // thread an 8×8 sub-tile held in registers, so one value of A (or B) read from shared memory

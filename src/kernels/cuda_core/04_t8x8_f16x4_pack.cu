@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 04_t8x8_f16x4_pack.cu — cuda.t8x8_f16x4_pack
 // Adds over 03_t8x8_f16x4: packed memory instructions. Each thread's 4 halves of A and of B
 // travel as one 64-bit load and one 64-bit shared store (LDST64BITS) instead of two half2, and

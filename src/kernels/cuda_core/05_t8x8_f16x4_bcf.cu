@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 05_t8x8_f16x4_bcf.cu — cuda.t8x8_f16x4_bcf
 // Adds over 04_t8x8_f16x4_pack: A is stored transposed in shared memory, s_a[BK][BM], so the
 // values of A that a thread needs at one k lie side by side and come in as vectors, like B's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 06_t8x8_f16x8_pack_bcf.cu — cuda.t8x8_f16x8_pack_bcf
 // Adds over 05_t8x8_f16x4_bcf: padding and 128-bit fragments. Each row of s_a and s_b gets
 // OFFSET = 8 extra halves (16 bytes), so rows of the transposed A that are 4 apart no longer

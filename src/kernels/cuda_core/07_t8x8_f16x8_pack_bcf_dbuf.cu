@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 07_t8x8_f16x8_pack_bcf_dbuf.cu — cuda.t8x8_f16x8_pack_bcf_dbuf
 // Adds over 06_t8x8_f16x8_pack_bcf: double buffering. Two copies of s_a and s_b; while the
 // block computes on one, each thread's global loads of the next slice are already in flight

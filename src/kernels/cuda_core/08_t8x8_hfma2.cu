@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 08_t8x8_hfma2.cu — cuda.t8x8_hfma2
 // Adds over 07_t8x8_f16x8_pack_bcf_dbuf: fp16 multiply-adds that use both of the SM's pipes that
 // execute them. nvcc already turns the Toy-HGEMM report's scalar __hfma into HFMA2 (two halves per

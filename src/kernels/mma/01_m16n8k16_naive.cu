@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 01_m16n8k16_naive.cu — mma.m16n8k16_naive
 // The tensor cores without the wmma wrapper: the PTX that wmma compiles to, written out. One warp
 // owns one 16×8 tile of C; per 16-deep slice it stages op(A) 16×16 and op(B) 16×8 in shared

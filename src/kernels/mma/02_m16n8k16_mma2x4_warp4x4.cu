@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 02_m16n8k16_mma2x4_warp4x4.cu — mma.m16n8k16_mma2x4_warp4x4
 // Adds over 01_m16n8k16_naive: block and warp tiling. A block of 16 warps (4 × 4) owns a 128×128
 // tile of C; each warp owns 32×32 of it, 2 × 4 m16n8 tiles whose accumulators stay in registers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 03_m16n8k16_stages.cu — mma.m16n8k16_stages
 // Adds over 02_m16n8k16_mma2x4_warp4x4: loads that run while the tensor cores work. Tiles move
 // global → shared with cp.async (the copy bypasses registers and the issuing warp does not wait),

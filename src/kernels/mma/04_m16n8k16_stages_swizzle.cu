@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 04_m16n8k16_stages_swizzle.cu — mma.m16n8k16_stages_swizzle
 // Adds over 03_m16n8k16_stages three things, and takes larger tiles.
 //  * XOR swizzle instead of padding: 16-byte chunk u of shared-memory row r is stored at chunk

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 01_m16_mma_nt.cu — skinny.m16_mma_nt
 // Decode-shaped products: M ≤ 16 rows of A (the tokens) against a B stored N×K (op nt: the weight
 // of a linear layer, each output column a row of B). C is tiny and every element of B is used

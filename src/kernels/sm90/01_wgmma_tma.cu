@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 01_wgmma_tma.cu — sm90.wgmma_tma
 // The first Hopper rung: the tensor cores driven the way sm_90 wants. Over the Ampere-style
 // mma.sync path it adds three things.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 02_wgmma_tma_ws.cu — sm90.wgmma_tma_ws
 // Adds over 01_wgmma_tma: warp specialisation and a tile twice as wide. In rung 01 the same warps
 // issue the copies and the math, so a late slice stalls the tensor cores, and one warpgroup's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 03_wgmma_tma_ws_persistent.cu — sm90.wgmma_tma_ws_persistent
 // Adds over 02_wgmma_tma_ws: a persistent grid, clusters with TMA multicast, an L2-aware tile
 // order, and C stored by TMA while the next tile accumulates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 01_m16n16k16_naive.cu — wmma.m16n16k16_naive
 // The first tensor-core rung: the CUDA-core ladder's multiply-adds replaced by the tensor cores,
 // through the portable nvcuda::wmma API. One warp owns one 16×16 tile of C; per 16-deep slice of K

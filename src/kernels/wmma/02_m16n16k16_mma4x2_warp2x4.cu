@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 02_m16n16k16_mma4x2_warp2x4.cu — wmma.m16n16k16_mma4x2_warp2x4
 // Adds over 01_m16n16k16_naive: block and warp tiling, the Toy-HGEMM report's lesson moved to
 // tensor cores. A block of 8 warps (2 × 4) owns a 128×128 tile of C; each warp owns 64×32 of it, a

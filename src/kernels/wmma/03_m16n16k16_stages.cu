@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 03_m16n16k16_stages.cu — wmma.m16n16k16_stages
 // Adds over 02_m16n16k16_mma4x2_warp2x4: loads that overlap the math. Tiles move global → shared
 // with cp.async into a ring of STAGES = 3 slices in dynamic shared memory: while slice kt is
