@@ -27,6 +27,7 @@ optional fused activation). Without torch, `import hgemm` works as well, on any 
 
 import sys
 
+from . import _checks
 from ._hgemm import gemm as _gemm
 from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import grouped_gemm as _grouped_gemm
@@ -67,26 +68,9 @@ def _torch():
     return torch
 
 
-# out_dtype's spellings, and the dtypes' names in numpy, cupy and torch (less "torch.").
-_DTYPE_NAMES = {"f16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16",
-                "f32": "float32", "float32": "float32"}
-
-
-def _dtype_name(dtype):
-    """"float16", "bfloat16" or "float32" for a dtype given as one of the strings "f16", "bf16",
-    "f32", "float16", "bfloat16", "float32", or as a torch, numpy or cupy dtype; else TypeError."""
-    key = dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None) or str(dtype)
-    name = _DTYPE_NAMES.get(key[6:] if key.startswith("torch.") else key)
-    if name is None:
-        raise TypeError(f"out_dtype must be float16, bfloat16 or float32 (as a dtype, or one of 'f16', 'bf16', "
-                        f"'f32', 'float16', 'bfloat16', 'float32'), got {dtype!r}")
-    return name
-
-
-def _dtype_message(name, dtype):
-    """The TypeError text for an array of a dtype the library has no type for (as the native layer's)."""
-    allowed = "float16, bfloat16 or float32" if name in ("out", "aux_out", "bias") else "float16 or bfloat16"
-    return f"{name} must have dtype {allowed} ({str(dtype).replace('torch.', '')} given)"
+def _dtype_name(dtype, where="hgemm.matmul"):
+    """"float16", "bfloat16" or "float32" for an out_dtype (see _checks.out_dtype); else TypeError."""
+    return _checks.out_dtype(where, dtype)
 
 
 _TORCH_CODE = {}  # torch dtype -> the dtype code of a native view (hgemm::DataType)
@@ -98,26 +82,26 @@ def _torch_codes(torch):
     return _TORCH_CODE
 
 
-def _torch_dtype(torch, dtype):
+def _torch_dtype(torch, dtype, where="hgemm.matmul"):
     """The torch dtype of an out_dtype (a torch dtype, or a name _dtype_name takes)."""
     if isinstance(dtype, torch.dtype) and dtype in (_TORCH_CODE or _torch_codes(torch)):
         return dtype
     known = _TORCH_OUT.get(dtype) if isinstance(dtype, str) else None
     if known is None:
-        known = getattr(torch, _dtype_name(dtype))
+        known = getattr(torch, _dtype_name(dtype, where))
         if isinstance(dtype, str):
             _TORCH_OUT[dtype] = known
     return known
 
 
-def _torch_view(torch, t, name):
+def _torch_view(torch, t, name, where="hgemm.matmul"):
     """(data_ptr, rows, cols, stride0, stride1, device, dtype code) of a 2-D torch tensor, plus
     (batch, batch stride) of a 3-D one: the fast path, which skips building a DLPack capsule per
     array per call. The code is 0, 1, 2 for float16, bfloat16, float32; another dtype is a
     TypeError naming `name` (which of a, b and out it is)."""
     code = (_TORCH_CODE or _torch_codes(torch)).get(t.dtype)
     if code is None:
-        raise TypeError(_dtype_message(name, t.dtype))
+        _checks.dtype(where, name, t.dtype, _checks.OPERAND_DTYPES if name in ("a", "b") else _checks.OUTPUT_DTYPES)
     if t.dim() == 2:
         rows, cols = t.shape
         s0, s1 = t.stride()
@@ -126,33 +110,24 @@ def _torch_view(torch, t, name):
         batch, rows, cols = t.shape
         sb, s0, s1 = t.stride()
         return (t.data_ptr(), rows, cols, s0, s1, t.get_device(), code, batch, sb)
-    raise ValueError(f"hgemm.matmul takes 2-D or 3-D tensors, got {t.dim()}-D")
+    _checks.ndim(where, name, t.dim(), (2, 3), "2-D or 3-D (a batch of matrices)")
 
 
-def _torch_vector(torch, t, name):
+def _torch_vector(torch, t, name, columns=None, where="hgemm.matmul"):
     """(data_ptr, length, stride, device, dtype code) of a 1-D torch tensor: the bias for the native
-    layer (which checks its length, stride and device)."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a 1-D tensor, got {type(t).__name__}")
-    code = (_TORCH_CODE or _torch_codes(torch)).get(t.dtype)
-    if code is None:
-        raise TypeError(_dtype_message(name, t.dtype))
-    if t.dim() != 1:
-        raise ValueError(f"{name} must be 1-D (one value per column of out), got {t.dim()}-D")
+    layer (which checks its stride and device)."""
+    code = (_TORCH_CODE or _torch_codes(torch)).get(t.dtype) if isinstance(t, torch.Tensor) else None
+    if code is None or t.dim() != 1 or (columns is not None and t.shape[0] != columns):
+        _checks.bias(where, t, columns, lambda x: isinstance(x, torch.Tensor))
     return (t.data_ptr(), t.shape[0], t.stride(0), t.get_device(), code)
 
 
-# The activations of the fused epilogue (hgemm::Activation), by the names the library gives them.
-_ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu")
+_ACTIVATIONS = _checks.ACTIVATIONS  # the fused epilogue's (hgemm::Activation), by the library's names
 
 
-def _activation(activation):
+def _activation(activation, where="hgemm.matmul"):
     """The library's name of an activation given as None (none) or one of its names; else ValueError."""
-    if activation is None:
-        return "none"
-    if isinstance(activation, str) and activation in _ACTIVATIONS:
-        return activation
-    raise ValueError(f"activation must be None, 'relu', 'gelu' (erf), 'gelu_tanh' or 'silu', got {activation!r}")
+    return _checks.activation(where, activation)
 
 
 _RAW_STREAM = {}
@@ -190,70 +165,44 @@ def _new_like(x, shape, dtype):
 
         name = None if dtype is None else _dtype_name(dtype)
         if name == "bfloat16":
-            raise TypeError("cupy has no bfloat16 arrays: out_dtype must be float16 or float32 with cupy")
+            _checks.fail(TypeError, "hgemm.matmul", "out_dtype", "expected float16 or float32 with cupy (cupy has "
+                         "no bfloat16 arrays), got bfloat16")
         with x.device:
             return cupy.empty(shape, dtype=x.dtype if name is None else name)
-    raise TypeError(f"hgemm.matmul cannot allocate a {type(x).__name__} array: pass out=")
+    _checks.fail(TypeError, "hgemm.matmul", "out", f"expected an array: hgemm cannot allocate a {type(x).__name__} "
+                 "array, pass out=")
 
 
-def _check_out_dtype(out, dtype):
+def _check_out_dtype(out, dtype, where="hgemm.matmul"):
     """TypeError unless the given out has out_dtype `dtype` (an out of a dtype no name is found for
-    is left to the native layer, whose message names it)."""
-    want = _dtype_name(dtype)
-    try:
-        got = _dtype_name(getattr(out, "dtype", None))
-    except TypeError:
-        return
-    if got != want:
-        raise TypeError(f"out has dtype {got} but out_dtype is {want}: give one, or both alike")
+    is left to the dtype check of out)."""
+    want = _dtype_name(dtype, where)
+    got = _checks.dtype_text(getattr(out, "dtype", None))
+    if got in _checks.OUTPUT_DTYPES:
+        _checks.out_matches(where, got, want)
 
 
-def _shape(x, name):
-    shape = getattr(x, "shape", None)
-    if shape is None:
-        raise TypeError(f"{name} must be an array (torch, cupy, ...), got {type(x).__name__}")
-    if len(shape) != 2 and len(shape) != 3:
-        raise ValueError(f"{name} must be 2-D or 3-D (a batch of matrices), got {len(shape)}-D")
-    return tuple(int(s) for s in shape)
+def _shape(x, name, where="hgemm.matmul"):
+    return _checks.array_shape(where, name, x)
 
 
-def _out_shape(sa, sb, trans_a, trans_b):
+def _out_shape(sa, sb, trans_a, trans_b, where="hgemm.matmul"):
     """op(a)·op(b)'s shape, with torch.matmul's broadcasting of a 2-D operand or a batch of one."""
-    m, k = (sa[-1], sa[-2]) if trans_a else sa[-2:]
-    kb, n = (sb[-1], sb[-2]) if trans_b else sb[-2:]
-    if k != kb:
-        raise ValueError(f"shapes do not match: op(a) is {m}x{k} but op(b) is {kb}x{n}")
+    m, _, n = _checks.contraction(where, sa, sb, trans_a, trans_b)
     if len(sa) == 2 and len(sb) == 2:
         return (m, n)
-    ba, bb = (sa[0] if len(sa) == 3 else 1), (sb[0] if len(sb) == 3 else 1)
-    if ba != bb and ba != 1 and bb != 1:
-        raise ValueError(f"batch sizes do not broadcast: a has {ba} matrices, b has {bb}")
-    return (max(ba, bb), m, n)
+    batch = _checks.batches(where, sa[0] if len(sa) == 3 else 1, sb[0] if len(sb) == 3 else 1)
+    return (batch, m, n)
 
 
-def _accum(accum):
+def _accum(accum, where="hgemm.matmul"):
     """"f32" or "f16" for accum given so, or as torch.float32 / torch.float16 (or numpy's)."""
-    if accum == "f32" or accum == "f16":
-        return accum
-    name = None if isinstance(accum, str) else (getattr(accum, "__name__", None) or str(accum)).replace("torch.", "")
-    if name == "float32":
-        return "f32"
-    if name == "float16":
-        return "f16"
-    raise ValueError(f"accum must be 'f32' or 'f16' (or torch.float32 / torch.float16), got {accum!r}")
+    return _checks.accum(where, accum)
 
 
-def _stream_handle(stream):
-    """A cudaStream_t as an int, from an int or an object with cuda_stream (torch.cuda.Stream)
-    or ptr (cupy's Stream)."""
-    for attr in ("cuda_stream", "ptr"):
-        handle = getattr(stream, attr, None)
-        if handle is not None:
-            return int(handle)
-    if isinstance(stream, int):
-        return stream
-    raise TypeError(f"stream must be an int (a cudaStream_t), a torch.cuda.Stream or a cupy Stream, got "
-                    f"{type(stream).__name__}")
+def _stream_handle(stream, where="hgemm.matmul"):
+    """A cudaStream_t as an int, from an int, a torch.cuda.Stream or a cupy Stream."""
+    return _checks.stream(where, stream)
 
 
 def _kernel_keyword(kernel_id, kernel):
@@ -265,7 +214,8 @@ def _kernel_keyword(kernel_id, kernel):
     warnings.warn("hgemm.matmul(kernel=...) is now kernel_id=, the keyword of the torch operators",
                   DeprecationWarning, stacklevel=3)
     if kernel_id != "auto" and kernel_id != kernel:
-        raise ValueError(f"kernel_id={kernel_id!r} and kernel={kernel!r} disagree: give kernel_id only")
+        _checks.fail(ValueError, "hgemm.matmul", "kernel", f"expected kernel_id's value {kernel_id!r} (kernel= is "
+                     f"kernel_id's deprecated name: give kernel_id only), got {kernel!r}")
     return kernel
 
 
@@ -284,21 +234,20 @@ def _readable(t):
     return t.contiguous()
 
 
-def _to_3d(torch, a, b):
+def _to_3d(torch, a, b, where="hgemm.matmul"):
     """(a', b', shape) for torch tensors of which one is more than 3-D: a' and b' 2-D or 3-D, whose
     product, viewed as `shape`, is torch.matmul(a, b) with its broadcasting of the batch dimensions.
     A 2-D b flattens a's batch into rows (a view when a is contiguous); otherwise each operand is
     expanded to the common batch and flattened (a copy only where the expansion repeats data)."""
-    if a.dim() < 2 or b.dim() < 2:
-        raise ValueError(f"hgemm.matmul: a and b must be at least 2-D, got {a.dim()}-D and {b.dim()}-D")
-    (m, k), (kb, n) = a.shape[-2:], b.shape[-2:]
-    if k != kb:
-        raise ValueError(f"hgemm.matmul: shapes do not match: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    for name, t in (("a", a), ("b", b)):
+        if t.dim() < 2:
+            _checks.ndim(where, name, t.dim(), (), "2 or more dimensions")
+    m, k, n = _checks.contraction(where, a.shape, b.shape)
     try:
         batch = tuple(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     except RuntimeError:
-        raise ValueError(f"hgemm.matmul: batch dimensions do not broadcast: a is {tuple(a.shape)}, b is "
-                         f"{tuple(b.shape)}") from None
+        _checks.fail(ValueError, where, "b", f"expected batch dimensions that broadcast with a's "
+                     f"{tuple(a.shape[:-2])}, got {tuple(b.shape[:-2])} (batch sizes do not broadcast)")
     shape = batch + (m, n)
     if b.dim() == 2:
         return a.reshape(-1, k), b, shape
@@ -313,15 +262,8 @@ def _to_3d(torch, a, b):
     return flat(a, m, k), flat(b, k, n), shape
 
 
-_IDS = None
-
-
-def _check_kernel(kernel):
-    global _IDS
-    if _IDS is None:
-        _IDS = {k["id"] for k in _kernels()}
-    if kernel != "auto" and kernel not in _IDS:
-        raise ValueError(f"unknown kernel {kernel!r}: see hgemm.kernels()")
+def _check_kernel(kernel, where="hgemm.matmul"):
+    _checks.kernel_id(where, kernel, _kernels)
 
 
 def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", kernel_id="auto", trans_a=False,
@@ -387,21 +329,48 @@ def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", 
                 return _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b,
                                      stream, bias, activation, aux_out)
             return _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream)
-    shape = _out_shape(_shape(a, "a"), _shape(b, "b"), trans_a, trans_b)
+    sa, sb = _shape(a, "a"), _shape(b, "b")
+    ab = _operand_dtypes(a, b)
+    shape = _out_shape(sa, sb, trans_a, trans_b)
     if out is None:
-        if beta != 0:
-            raise ValueError("beta != 0 reads out: pass out=")
+        _beta_reads_out(beta)
         out = _new_like(a, shape, out_dtype)
     elif out_dtype is not None:
         _check_out_dtype(out, out_dtype)
+    out_text = _checks.dtype_text(getattr(out, "dtype", None))
+    if getattr(out, "dtype", None) is not None:
+        _checks.dtype("hgemm.matmul", "out", out.dtype, _checks.OUTPUT_DTYPES)
+    if accum == "f16" and ab is not None:
+        _checks.accum_f16("hgemm.matmul", ab, out_text)
+    if bias is not None:
+        _checks.bias("hgemm.matmul", bias, shape[-1])
+    if aux_out is not None and getattr(aux_out, "dtype", None) is not None:
+        _checks.dtype("hgemm.matmul", "aux_out", aux_out.dtype, _checks.OUTPUT_DTYPES)
     if stream is None:
         stream = _default_stream(a)
-    if epilogue:
-        _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream),
-              bias=bias, activation=activation or "none", aux_out=aux_out)
-    else:
-        _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
+    try:
+        if epilogue:
+            _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream),
+                  bias=bias, activation=activation or "none", aux_out=aux_out)
+        else:
+            _gemm(a, b, out, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise _checks.native("hgemm.matmul", e) from None
     return out
+
+
+def _beta_reads_out(beta, where="hgemm.matmul"):
+    if beta != 0:
+        _checks.fail(ValueError, where, "beta", f"expected 0 without out= (beta != 0 reads out: pass out=), got {beta}")
+
+
+def _operand_dtypes(a, b, where="hgemm.matmul"):
+    """The checks of a's and b's dtypes for arrays of any framework (by name): their dtype's name,
+    or None where an array has no dtype the checks can read (the native layer then checks it)."""
+    da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    if da is None or db is None:
+        return None
+    return _checks.operands(where, da, db)
 
 
 def _matmul_nd(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a, trans_b, stream, bias, activation,
@@ -415,12 +384,12 @@ def _matmul_nd(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a,
         if t is None:
             return None
         if tuple(t.shape) != shape:
-            raise ValueError(f"hgemm.matmul: {name} must be {tuple(shape)}, got {tuple(t.shape)}")
+            _checks.fail(ValueError, "hgemm.matmul", name, f"expected shape {tuple(shape)}, got {tuple(t.shape)}")
         try:
             return t.view(flat)
         except RuntimeError:
-            raise ValueError(f"hgemm.matmul: {name} must be contiguous over its batch dimensions (it is written "
-                             "as one batch)") from None
+            _checks.fail(ValueError, "hgemm.matmul", name, "expected a tensor contiguous over its batch dimensions "
+                         "(it is written as one batch), got strides " + str(tuple(t.stride())))
 
     y = matmul(a3, b3, out=view(out, "out"), out_dtype=out_dtype, alpha=alpha, beta=beta, accum=accum,
                kernel_id=kernel, stream=stream, bias=bias, activation=activation, aux_out=view(aux_out, "aux_out"))
@@ -434,13 +403,14 @@ def _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans
             and bias.stride(0) != 1:
         bias = bias.contiguous()  # a strided bias is copied, as the operators do
     va, vb = _torch_view(torch, a, "a"), _torch_view(torch, b, "b")
+    if va[6] != vb[6]:
+        _checks.operands("hgemm.matmul", a.dtype, b.dtype)
+    if (va[1] if trans_a else va[2]) != (vb[2] if trans_b else vb[1]) or len(va) != 7 or len(vb) != 7:
+        shape = _out_shape(a.shape, b.shape, trans_a, trans_b)
+    else:
+        shape = (va[2] if trans_a else va[1], vb[1] if trans_b else vb[2])
     if out is None:
-        if beta != 0:
-            raise ValueError("beta != 0 reads out: pass out=")
-        if len(va) == 7 and len(vb) == 7:
-            shape = (va[2] if trans_a else va[1], vb[1] if trans_b else vb[2])
-        else:
-            shape = _out_shape(a.shape, b.shape, trans_a, trans_b)
+        _beta_reads_out(beta)
         out = torch.empty(shape, dtype=a.dtype if out_dtype is None else _torch_dtype(torch, out_dtype),
                           device=a.device)
     elif out_dtype is not None:
@@ -448,13 +418,22 @@ def _matmul_torch(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans
     if stream is None:
         stream = _torch_stream(torch, va[5]) if va[5] >= 0 else 0
     vo = _torch_view(torch, out, "out")
-    if bias is None and activation is None and aux_out is None:
-        _gemm_views(va, vb, vo, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream))
-    else:
-        _gemm_views(va, vb, vo, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b), int(stream),
-                    bias=None if bias is None else _torch_vector(torch, bias, "bias"),
-                    activation=activation or "none",
-                    aux_out=None if aux_out is None else _torch_view(torch, aux_out, "aux_out"))
+    if accum == "f16" and (va[6] != 0 or vo[6] != 0):
+        _checks.accum_f16("hgemm.matmul", _checks.dtype_text(a.dtype), _checks.dtype_text(out.dtype))
+    vbias = vaux = None
+    if bias is not None:
+        vbias = _torch_vector(torch, bias, "bias", out.shape[-1])
+    if aux_out is not None:
+        vaux = _torch_view(torch, aux_out, "aux_out")
+    try:
+        if bias is None and activation is None and aux_out is None:
+            _gemm_views(va, vb, vo, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b),
+                        int(stream))
+        else:
+            _gemm_views(va, vb, vo, float(alpha), float(beta), accum, kernel, bool(trans_a), bool(trans_b),
+                        int(stream), bias=vbias, activation=activation or "none", aux_out=vaux)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise _checks.native("hgemm.matmul", e) from None
     return out
 
 
@@ -483,12 +462,21 @@ def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a,
 
         ops = _OPS["ops"] = (torch_ops.mm, torch_ops.matmul, torch_ops.addmm)
     if bias is not None or activation is not None:
-        if b.dim() != 2 or a.dim() < 2:
-            raise ValueError("hgemm.matmul with bias or activation and tensors that require grad (or under "
-                             "torch.compile) goes through torch.ops.hgemm.addmm, which takes a 2-D b (a 3-D a is "
-                             f"flattened into rows), got {a.dim()}-D a and {b.dim()}-D b")
-        if not isinstance(bias, (torch.Tensor, type(None))):
-            raise TypeError(f"bias must be a 1-D tensor, got {type(bias).__name__}")
+        if bias is not None and not isinstance(bias, torch.Tensor):
+            _checks.bias("hgemm.matmul", bias, None, lambda x: False)
+        if b.dim() != 2:
+            # a batch of b: the operators' product, then the bias and activation by torch on its f32
+            # values (hgemm::addmm takes a 2-D b), so that the direct path's inputs are taken here too
+            y = _matmul_op(torch, a, b, None, out_dtype, 1.0, 0.0, accum, kernel, False, False, None)
+            if bias is not None:
+                _torch_vector(torch, bias, "bias", y.shape[-1])
+                _checks.same_device("hgemm.matmul", "bias", bias.device, a.device)
+                z = y.float() + bias.float()
+            else:
+                z = y.float()
+            from .nn import _TORCH_ACT
+
+            return _TORCH_ACT[activation or "none"](z).to(y.dtype)
         rows = a.reshape(-1, a.shape[-1]) if a.dim() > 2 else a
         kwargs = {"activation": activation or "none", "accum": accum, "kernel_id": kernel}
         if out_dtype is not None:

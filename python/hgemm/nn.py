@@ -13,16 +13,11 @@ Importing this module imports torch (and registers torch.ops.hgemm.*).
 
 import torch
 
-from . import _activation, torch_ops
+from . import _activation, _checks, torch_ops
 
 __all__ = ["Linear", "linear"]
 
 F16, BF16 = torch.float16, torch.bfloat16
-
-
-def _refuse_dtype(what, dtype):
-    raise TypeError(f"hgemm.nn computes in float16 or bfloat16: {what} is {dtype}, which is not supported "
-                    "(convert with .half() or .bfloat16(), or run under torch.autocast)")
 
 
 _TORCH_ACT = {"none": lambda y: y, "relu": torch.nn.functional.relu, "gelu": torch.nn.functional.gelu,
@@ -49,7 +44,7 @@ def linear(x, weight, bias=None, activation=None):
     included); outside autocast, tensors of one dtype that hgemm does not compute in (float32,
     float64) are computed by torch itself (functional.linear and the activation), so that a layer
     moved with .to(torch.float32) still runs; 16-bit tensors of two dtypes raise TypeError."""
-    activation = _activation(activation)
+    activation = _activation(activation, _WHERE)
     dtype = x.dtype
     if (dtype is not F16 and dtype is not BF16) or weight.dtype is not dtype or (bias is not None and
                                                                                  bias.dtype is not dtype):
@@ -58,27 +53,40 @@ def linear(x, weight, bias=None, activation=None):
                 return _TORCH_ACT[activation](torch.nn.functional.linear(x, weight, bias))
             _check_dtypes(x, weight, bias)
     shape, size = x.shape, weight.shape
-    if len(size) != 2 or len(shape) < 1:
-        raise ValueError(f"hgemm.nn.linear takes a 2-D weight and an input of at least 1 dimension, got "
-                         f"{len(size)}-D and {len(shape)}-D")
-    if shape[-1] != size[1]:
-        raise ValueError(f"hgemm.nn.linear: the input's last dimension is {shape[-1]} but the weight takes "
-                         f"{size[1]} features ({size[0]}x{size[1]})")
+    if len(size) != 2 or len(shape) < 1 or shape[-1] != size[1]:
+        _check_shapes(shape, size)
     if len(shape) == 2:  # the rows already: no reshape and no view (each a torch call)
         return _linear_rows(x, weight, bias, activation)
     y = _linear_rows(x.reshape(-1, shape[-1]), weight, bias, activation)
     return y.view(*shape[:-1], size[0])
 
 
+_WHERE = "hgemm.nn.linear"
+_HINT = " (convert with .half() or .bfloat16(), or run under torch.autocast)"
+
+
 def _check_dtypes(x, weight, bias):
     """Raises the TypeError that names the tensor of an unsupported or mismatched dtype."""
-    for what, t in (("the input", x), ("the weight", weight), ("the bias", bias)):
-        if t is not None and t.dtype is not F16 and t.dtype is not BF16:
-            _refuse_dtype(what, t.dtype)
-    for what, t in (("the weight", weight), ("the bias", bias)):
+    try:
+        for name, t in (("input", x), ("weight", weight), ("bias", bias)):
+            if t is not None:
+                _checks.dtype(_WHERE, name, t.dtype)
+    except TypeError as e:
+        raise TypeError(str(e) + _HINT) from None
+    for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype is not x.dtype:
-            raise TypeError(f"hgemm.nn.linear: the input is {x.dtype} but {what} is {t.dtype}: all must have one "
-                            "dtype (convert the input, or the layer with .to(dtype))")
+            _checks.fail(TypeError, _WHERE, name, f"expected the input's dtype {_checks.dtype_text(x.dtype)}, got "
+                         f"{_checks.dtype_text(t.dtype)} (all must have one dtype: convert the input, or the layer "
+                         "with .to(dtype))")
+
+
+def _check_shapes(shape, size):
+    """The ValueError naming the input or the weight whose shape does not fit."""
+    _checks.ndim(_WHERE, "weight", len(size), (2,), "a 2-D weight (out_features x in_features)")
+    if len(shape) < 1:
+        _checks.ndim(_WHERE, "input", len(shape), (), "an input of at least 1 dimension")
+    _checks.fail(ValueError, _WHERE, "input", f"expected a last dimension of {size[1]} (the weight is "
+                 f"{size[0]}x{size[1]}: {size[1]} features), got {shape[-1]}")
 
 
 def _linear_rows(x, weight, bias, activation="none"):
@@ -104,7 +112,7 @@ class Linear(torch.nn.Linear):
     layer is a drop-in for torch.nn.Linear, repr included."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, activation=None):
-        name = _activation(activation)
+        name = _activation(activation, "hgemm.nn.Linear")
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.activation = None if name == "none" else name
 

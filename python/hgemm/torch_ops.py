@@ -47,6 +47,7 @@ torch.library.custom_op, whose wrapper costs more host time per call.
 
 import torch
 
+from . import _checks
 from . import _ACTIVATIONS, _check_kernel, _grouped_shape, _out_shape, _to_3d, _torch_codes, _torch_stream, _torch_view
 from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import grouped_gemm_views as _grouped_gemm_views
@@ -70,31 +71,25 @@ def _check_args(name, a, b, accum, kernel, out_dtype):
     if b.dtype is dtype and (dtype is F16 or dtype is BF16) and accum == "f32" and kernel == "auto" \
             and out_dtype is None:
         return  # the common call, checked in one line
-    if (dtype is not F16 and dtype is not BF16) or b.dtype is not dtype:
-        if b.dtype is dtype or b.dtype not in (F16, BF16) or dtype not in (F16, BF16):
-            raise TypeError(f"hgemm::{name} takes float16 or bfloat16 tensors, got {a.dtype} and {b.dtype}")
-        raise TypeError(f"hgemm::{name}: a is {a.dtype} but b is {b.dtype}: both must have one dtype")
+    where = f"hgemm::{name}"
+    _checks.operands(where, dtype, b.dtype)
     if out_dtype is not None and out_dtype not in _CODE:
-        raise TypeError(f"hgemm::{name}: out_dtype must be torch.float16, torch.bfloat16 or torch.float32, got "
-                        f"{out_dtype}")
+        _checks.out_dtype(where, out_dtype)
     if accum != "f32":
-        if accum != "f16":
-            raise ValueError(f"accum must be 'f16' or 'f32', not {accum!r}")
-        if dtype is not F16 or (out_dtype is not None and out_dtype is not F16):
-            raise TypeError(f"hgemm::{name}: accum='f16' needs float16 a, b and output (a and b are {dtype}, the "
-                            f"output {dtype if out_dtype is None else out_dtype}); use accum='f32'")
+        _checks.accum(where, accum)
+        _checks.accum_f16(where, _checks.dtype_text(dtype), _checks.dtype_text(dtype if out_dtype is None else out_dtype))
     if kernel != "auto":
-        _check_kernel(kernel)
+        _check_kernel(kernel, where)
 
 
 def _two_d_shape(name, a, b, hint):
-    """(M, N) of the product of 2-D a and b; ValueError, naming the op and `hint`, otherwise."""
-    sa, sb = a.shape, b.shape
-    if len(sa) != 2 or len(sb) != 2:
-        raise ValueError(f"hgemm::{name} takes 2-D tensors, got {len(sa)}-D and {len(sb)}-D ({hint})")
-    if sa[1] != sb[0]:
-        raise ValueError(f"hgemm::{name}: shapes do not match: a is {sa[0]}x{sa[1]} but b is {sb[0]}x{sb[1]}")
-    return sa[0], sb[1]
+    """(M, N) of the product of 2-D a and b; ValueError, naming the argument and `hint`, otherwise."""
+    where = f"hgemm::{name}"
+    for arg, t in (("a", a), ("b", b)):
+        if t.dim() != 2:
+            _checks.ndim(where, arg, t.dim(), (2,), f"a 2-D tensor ({hint})")
+    m, _, n = _checks.contraction(where, a.shape, b.shape)
+    return m, n
 
 
 def _mm_shape(a, b, accum, kernel, out_dtype):
@@ -104,14 +99,9 @@ def _mm_shape(a, b, accum, kernel, out_dtype):
 
 def _matmul_shape(a, b, accum, kernel, out_dtype):
     _check_args("matmul", a, b, accum, kernel, out_dtype)
-    if a.dim() > 3 or b.dim() > 3:
-        return _to_3d(torch, a, b)[2]
-    if a.dim() < 2 or b.dim() < 2:
-        raise ValueError(f"hgemm::matmul takes tensors of 2 or more dimensions, got {a.dim()}-D and {b.dim()}-D")
-    try:
-        return _out_shape(a.shape, b.shape, False, False)
-    except ValueError as e:
-        raise ValueError(f"hgemm::matmul: {e}: a is {tuple(a.shape)}, b is {tuple(b.shape)}") from None
+    if a.dim() > 3 or b.dim() > 3 or a.dim() < 2 or b.dim() < 2:
+        return _to_3d(torch, a, b, "hgemm::matmul")[2]
+    return _out_shape(a.shape, b.shape, False, False, "hgemm::matmul")
 
 
 # ---- CUDA kernels ----
@@ -120,14 +110,14 @@ def _matmul_shape(a, b, accum, kernel, out_dtype):
 # to it: its ValueError / TypeError carry the same information, and the host time per call is most
 # of what a small product costs.
 
-def _view(t):
+def _view(t, where="hgemm::matmul"):
     """(the tensor read, its native view (see hgemm._torch_view)): t itself, or a contiguous copy
     when one of its matrices is neither row-major with a leading dimension nor a transposed view of
     one (the layouts the library reads in place, with any batch stride). The caller keeps the
     tensor until the launch is enqueued: a copy freed before then could become the output."""
     shape, stride = t.shape, t.stride()
     if len(shape) != 2 and len(shape) != 3:
-        return t, _torch_view(torch, t, "a")  # raises the ValueError naming the dimensions
+        return t, _torch_view(torch, t, "a", where)  # raises the ValueError naming the dimensions
     rows, cols = shape[-2], shape[-1]
     s0, s1 = stride[-2], stride[-1]
     if not (((s1 == 1 or cols <= 1) and (rows <= 1 or s0 >= cols))
@@ -157,10 +147,13 @@ def _new_output(like, shape, dtype, device):
     return out, vo
 
 
-def _launch(a, va, vb, shape, dtype, accum, kernel):
+def _launch(a, va, vb, shape, dtype, accum, kernel, where="hgemm::matmul"):
     device = va[5]
     out, vo = _new_output(a, shape, dtype, device)
-    _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel, False, False, _stream(device))
+    try:
+        _gemm_views(va, vb, vo, 1.0, 0.0, accum, kernel, False, False, _stream(device))
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise _checks.native(where, e) from None
     return out
 
 
@@ -169,7 +162,8 @@ def _two_d_product(name, a, b, accum, kernel_id, out_dtype):
     _check_args(name, a, b, accum, kernel_id, out_dtype)
     a, va = _view(a)
     b, vb = _view(b)
-    return _launch(a, va, vb, (va[1], vb[2]), a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
+    return _launch(a, va, vb, (va[1], vb[2]), a.dtype if out_dtype is None else out_dtype, accum, kernel_id,
+                   f"hgemm::{name}")
 
 
 # The CUDA kernels take their options by position too: the Autograd kernels call them so.
@@ -184,7 +178,7 @@ def _matmul_cuda(a, b, accum="f32", kernel_id="auto", out_dtype=None):
         return _two_d_product("matmul", a, b, accum, kernel_id, out_dtype)
     if a.dim() > 3 or b.dim() > 3:  # N-D batches: one 2-D or 3-D product, viewed back
         _check_args("matmul", a, b, accum, kernel_id, out_dtype)
-        a3, b3, shape = _to_3d(torch, a, b)
+        a3, b3, shape = _to_3d(torch, a, b, "hgemm::matmul")
         return _matmul_cuda(a3, b3, accum, kernel_id, out_dtype).view(shape)
     shape = _matmul_shape(a, b, accum, kernel_id, out_dtype)
     a, va = _view(a)
@@ -192,9 +186,20 @@ def _matmul_cuda(a, b, accum="f32", kernel_id="auto", out_dtype=None):
     return _launch(a, va, vb, shape, a.dtype if out_dtype is None else out_dtype, accum, kernel_id)
 
 
+def _refuse_device(where, tensors):
+    """The TypeError for CPU tensors, naming the first argument not on a CUDA device."""
+    for arg, t in tensors:
+        if t is not None and not t.is_cuda:
+            _checks.cuda(where, arg, t.device)
+
+
 def _refuse_cpu(name):
+    # the arguments are checked first, as on CUDA, so that a mistake is named alike on any device
+    shape = _mm_shape if name == "mm" else _matmul_shape
+
     def refuse(a, b, *, accum="f32", kernel_id="auto", out_dtype=None):
-        raise TypeError(f"hgemm::{name} runs on CUDA tensors, got {a.device} and {b.device}")
+        shape(a, b, accum, kernel_id, out_dtype)
+        _refuse_device(f"hgemm::{name}", (("a", a), ("b", b)))
     return refuse
 
 
@@ -352,22 +357,19 @@ _lib.define('_addmm_aux(Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scal
 def _addmm_shape(name, bias, a, b, activation, accum, kernel, out_dtype):
     _check_args(name, a, b, accum, kernel, out_dtype)
     shape = _two_d_shape(name, a, b, "flatten a batch of rows into a, as hgemm.nn.linear does")
+    where = f"hgemm::{name}"
     if activation not in _ACTIVATIONS:
-        raise ValueError(f"hgemm::{name}: activation must be 'none', 'relu', 'gelu', 'gelu_tanh' or 'silu', not "
-                         f"{activation!r}")
+        _checks.activation(where, activation)
     if bias is not None:
-        if bias.dtype not in _CODE:
-            raise TypeError(f"hgemm::{name}: bias must have dtype float16, bfloat16 or float32, got {bias.dtype}")
-        size = bias.shape
-        if len(size) != 1 or size[0] != shape[1]:
-            raise ValueError(f"hgemm::{name}: bias must be 1-D with one value per column of the product "
-                             f"({shape[1]}), got shape {tuple(size)}")
+        if bias.dtype not in _CODE or bias.dim() != 1 or bias.shape[0] != shape[1]:
+            _checks.bias(where, bias, shape[1])
         if bias.device != a.device:
-            raise ValueError(f"hgemm::{name}: bias is on {bias.device} but a is on {a.device}")
+            _checks.same_device(where, "bias", bias.device, a.device)
     return shape
 
 
-def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_aux, beta=1, alpha=1):
+def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_aux, beta=1, alpha=1,
+                     where="hgemm::addmm"):
     """act(a·b + bias) into a new tensor, and with_aux: Z = a·b + bias into another of the same
     dtype, from one product."""
     a, va = _view(a)
@@ -385,8 +387,11 @@ def _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, with_a
     if with_aux:
         aux, vaux = _new_output(a, shape, dtype, va[5])
     # The epilogue's arguments by position: keywords cost the binding a lookup each.
-    _gemm_views(va, vb, vo, float(alpha), 0.0, accum, kernel_id, False, False, _stream(va[5]), vbias, "n", activation,
-                vaux)
+    try:
+        _gemm_views(va, vb, vo, float(alpha), 0.0, accum, kernel_id, False, False, _stream(va[5]), vbias, "n",
+                    activation, vaux)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise _checks.native(where, e) from None
     return (out, aux) if with_aux else out
 
 
@@ -397,7 +402,7 @@ def _addmm_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", ou
 
 def _addmm_aux_cuda(bias, a, b, activation="none", accum="f32", kernel_id="auto", out_dtype=None, beta=1, alpha=1):
     _addmm_shape("_addmm_aux", bias, a, b, activation, accum, kernel_id, out_dtype)
-    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, True, beta, alpha)
+    return _launch_epilogue(bias, a, b, activation, accum, kernel_id, out_dtype, True, beta, alpha, "hgemm::_addmm_aux")
 
 
 def _addmm_fake(bias, a, b, *, beta=1, alpha=1, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
@@ -413,8 +418,9 @@ def _addmm_aux_fake(bias, a, b, *, beta=1, alpha=1, activation="none", accum="f3
 
 
 def _refuse_cpu_addmm(name):
-    def refuse(bias, a, b, **kwargs):
-        raise TypeError(f"hgemm::{name} runs on CUDA tensors, got {a.device} and {b.device}")
+    def refuse(bias, a, b, *, beta=1, alpha=1, activation="none", accum="f32", kernel_id="auto", out_dtype=None):
+        _addmm_shape(name, bias, a, b, activation, accum, kernel_id, out_dtype)
+        _refuse_device(f"hgemm::{name}", (("a", a), ("b", b), ("bias", bias)))
     return refuse
 
 

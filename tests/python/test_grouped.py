@@ -254,7 +254,7 @@ def test_fake_rejects_what_is_not_supported():
         op(a.float(), b.float(), offs)
     with pytest.raises(TypeError, match="both must have one dtype"):
         op(a, b.half(), offs)
-    with pytest.raises(TypeError, match="out_dtype must be"):
+    with pytest.raises(TypeError, match="argument 'out_dtype': expected"):
         op(a, b, offs, out_dtype=torch.float64)
 
 

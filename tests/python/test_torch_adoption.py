@@ -102,7 +102,7 @@ def test_float32_layer_and_input_under_autocast():
 
 def test_two_16_bit_dtypes_are_refused_naming_the_tensor():
     layer = hgemm.nn.Linear(8, 4, dtype=BF16, device="meta")
-    with pytest.raises(TypeError, match="the weight is torch.bfloat16"):
+    with pytest.raises(TypeError, match="argument 'weight': expected the input's dtype float16, got bfloat16"):
         layer(torch.empty(2, 8, dtype=F16, device="meta"))
 
 

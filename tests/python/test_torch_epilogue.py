@@ -73,19 +73,19 @@ def test_fake_shapes_and_dtypes(bias_dtype, out_dtype):
 def test_fake_rejects_bad_arguments():
     a, b = meta(5, 3), meta(3, 4)
     for op in (addmm, addmm_aux):
-        with pytest.raises(ValueError, match="activation must be 'none', 'relu', 'gelu', 'gelu_tanh' or 'silu'"):
+        with pytest.raises(ValueError, match=r"argument 'activation': expected None, 'relu', 'gelu' \(erf\), 'gelu_tanh' or 'silu'"):
             op(None, a, b, activation="tanh")
-        with pytest.raises(ValueError, match=r"bias must be 1-D with one value per column of the product \(4\)"):
+        with pytest.raises(ValueError, match=r"argument 'bias': expected a 1-D array of 4 values \(one per column of the product\)"):
             op(meta(5), a, b)
         with pytest.raises(ValueError, match=r"got shape \(1, 4\)"):
             op(meta(1, 4), a, b)
-        with pytest.raises(TypeError, match="bias must have dtype float16, bfloat16 or float32"):
+        with pytest.raises(TypeError, match="argument 'bias': expected dtype float16, bfloat16 or float32"):
             op(meta(4, dtype=torch.float64), a, b)
-        with pytest.raises(TypeError, match="bias must have dtype"):
+        with pytest.raises(TypeError, match="argument 'bias': expected dtype"):
             op(meta(4, dtype=torch.int32), a, b)
-        with pytest.raises(ValueError, match="bias is on cpu but a is on meta"):
+        with pytest.raises(ValueError, match="argument 'bias': expected a tensor on a's device meta, got one on cpu"):
             op(torch.zeros(4, dtype=F16), a, b)
-        with pytest.raises(ValueError, match="takes 2-D tensors"):
+        with pytest.raises(ValueError, match="argument 'a': expected a 2-D tensor"):
             op(None, meta(2, 5, 3), b)
         with pytest.raises(ValueError, match="shapes do not match"):
             op(None, a, meta(4, 4))
@@ -93,14 +93,14 @@ def test_fake_rejects_bad_arguments():
             op(None, a.float(), b.float())
         with pytest.raises(TypeError, match="both must have one dtype"):
             op(None, a, b.bfloat16())
-        with pytest.raises(ValueError, match="unknown kernel"):
+        with pytest.raises(ValueError, match=r"argument 'kernel_id': expected 'auto' or an id from hgemm.kernels\(\)"):
             op(None, a, b, kernel_id="cuda.warp_drive")
 
 
 def test_cpu_tensors_are_refused_with_a_type_error():
     a = torch.ones(3, 4, dtype=F16)
     for op in (addmm, addmm_aux):
-        with pytest.raises(TypeError, match="runs on CUDA tensors"):
+        with pytest.raises(TypeError, match="expected an array in CUDA memory"):
             op(None, a, a.t(), activation="relu")
 
 
@@ -207,7 +207,7 @@ def test_inductor_lowers_addmm_and_addmm_aux():
     torch._dynamo.reset()
     x, w = torch.ones(8, 16, dtype=F16, requires_grad=True), torch.ones(16, 32, dtype=F16, requires_grad=True)
     v, bias = torch.ones(32, 4, dtype=F16, requires_grad=True), torch.ones(4, dtype=F16, requires_grad=True)
-    with pytest.raises(TypeError, match="runs on CUDA tensors"):
+    with pytest.raises(TypeError, match="expected an array in CUDA memory"):
         torch.compile(f, fullgraph=True, backend="inductor")(x, w, v, bias)
 
 
@@ -216,13 +216,13 @@ def test_inductor_lowers_addmm_and_addmm_aux():
 def test_matmul_checks_the_activation():
     a, b = meta(6, 4, requires_grad=True), meta(4, 5)
     for bad in ("tanh", "GELU", 1, torch.nn.GELU()):
-        with pytest.raises(ValueError, match="activation must be None, 'relu', 'gelu'"):
+        with pytest.raises(ValueError, match="argument 'activation': expected None, 'relu', 'gelu'"):
             hgemm.matmul(a, b, activation=bad)
-        with pytest.raises(ValueError, match="activation must be None"):
+        with pytest.raises(ValueError, match="argument 'activation': expected None"):
             hgemm.matmul(a.detach(), b, activation=bad)
-        with pytest.raises(ValueError, match="activation must be None"):
+        with pytest.raises(ValueError, match="argument 'activation': expected None"):
             hgemm.nn.Linear(4, 5, activation=bad)
-        with pytest.raises(ValueError, match="activation must be None"):
+        with pytest.raises(ValueError, match="argument 'activation': expected None"):
             hgemm.nn.linear(a, b.t(), activation=bad)
 
 
@@ -245,9 +245,10 @@ def test_matmul_with_grad_refuses_what_would_drop_the_gradient():
     a, b, bias = meta(6, 4, requires_grad=True), meta(4, 5), meta(5)
     with pytest.raises(ValueError, match="aux_out="):
         hgemm.matmul(a, b, bias=bias, activation="gelu", aux_out=meta(6, 5))
-    with pytest.raises(ValueError, match="takes a 2-D b"):
-        hgemm.matmul(meta(3, 6, 4, requires_grad=True), meta(3, 4, 5), bias=bias)
-    with pytest.raises(TypeError, match="bias must be a 1-D tensor"):
+    # a batch of b with a bias: taken with grad as without (the product, then the bias by torch)
+    y = hgemm.matmul(meta(3, 6, 4, requires_grad=True), meta(3, 4, 5), bias=bias, activation="relu")
+    assert y.shape == (3, 6, 5) and y.dtype == F16 and y.requires_grad
+    with pytest.raises(TypeError, match="argument 'bias': expected a 1-D tensor"):
         hgemm.matmul(a, b, bias=[0.0] * 5)
 
 
@@ -255,11 +256,11 @@ def test_matmul_fast_path_checks_the_bias_before_the_device():
     """Without gradients (the direct call) a bias of an unsupported dtype or rank is named before
     the CPU tensors are refused."""
     a, b = torch.ones(6, 4, dtype=F16), torch.ones(4, 5, dtype=F16)
-    with pytest.raises(TypeError, match=r"bias must have dtype float16, bfloat16 or float32 \(float64 given\)"):
+    with pytest.raises(TypeError, match=r"argument 'bias': expected dtype float16, bfloat16 or float32, got float64"):
         hgemm.matmul(a, b, bias=torch.ones(5, dtype=torch.float64))
-    with pytest.raises(ValueError, match="bias must be 1-D"):
+    with pytest.raises(ValueError, match=r"argument 'bias': expected a 1-D array of 5 values .*got shape \(1, 5\)"):
         hgemm.matmul(a, b, bias=torch.ones(1, 5, dtype=F16))
-    with pytest.raises(TypeError, match=r"aux_out must have dtype float16, bfloat16 or float32 \(int32 given\)"):
+    with pytest.raises(TypeError, match=r"argument 'aux_out': expected dtype float16, bfloat16 or float32, got int32"):
         hgemm.matmul(a, b, aux_out=torch.ones(6, 5, dtype=torch.int32))
     with pytest.raises(TypeError, match="CUDA"):
         hgemm.matmul(a, b, bias=torch.ones(5, dtype=F16), activation="gelu")
@@ -661,19 +662,19 @@ def test_cupy_epilogue_if_available(gpu):
 
 def test_bad_epilogue_arguments_on_the_gpu(gpu):
     a, b = rand(6, 4), rand(4, 5)
-    with pytest.raises(ValueError, match=r"bias must have 5 values \(one per column of out\), got 6"):
+    with pytest.raises(ValueError, match=r"argument 'bias': expected a 1-D array of 5 values \(one per column of the product\), got shape \(6,\)"):
         hgemm.matmul(a, b, bias=rand(6))
     with pytest.raises(ValueError, match="bias must be contiguous"):
         hgemm.matmul(a, b, bias=rand(10)[::2])
-    with pytest.raises(TypeError, match="bias is not in CUDA memory"):
+    with pytest.raises(TypeError, match="argument 'bias': expected an array in CUDA memory"):
         hgemm.matmul(a, b, bias=torch.zeros(5, dtype=F16))
-    with pytest.raises(ValueError, match="aux_out must have out's shape"):
+    with pytest.raises(ValueError, match="argument 'aux_out': must have out's shape"):
         hgemm.matmul(a, b, activation="gelu", aux_out=rand(5, 6))
     with pytest.raises(ValueError, match="laid out like out"):
         hgemm.matmul(a, b, activation="gelu", aux_out=rand(5, 6).t())
-    with pytest.raises(ValueError, match="bias must be 1-D with one value per column"):
+    with pytest.raises(ValueError, match="argument 'bias': expected a 1-D array of 5 values"):
         addmm(rand(6), a, b)
-    with pytest.raises(ValueError, match="bias is on cpu"):
+    with pytest.raises(ValueError, match="argument 'bias': expected a tensor on a's device"):
         addmm(torch.zeros(5, dtype=F16), a, b)
     with pytest.raises(ValueError, match="cannot apply a fused epilogue"):  # a ladder rung refuses it
         hgemm.matmul(a, b, activation="relu", kernel_id="cuda.naive")

@@ -73,9 +73,9 @@ def test_mixed_16_bit_dtypes_are_refused():
     """float32 and float64 layers are taken as torch.nn.Linear takes them (test_torch_adoption.py);
     16-bit tensors of two dtypes are refused, naming them."""
     layer = hgemm.nn.Linear(8, 4, device="meta", dtype=F16)
-    with pytest.raises(TypeError, match="the input is torch.bfloat16 but the weight is torch.float16"):
+    with pytest.raises(TypeError, match="argument 'weight': expected the input's dtype bfloat16, got float16"):
         layer(torch.empty(2, 8, dtype=BF16, device="meta"))
-    with pytest.raises(TypeError, match="the input is torch.float16 but the weight is torch.bfloat16"):
+    with pytest.raises(TypeError, match="argument 'weight': expected the input's dtype float16, got bfloat16"):
         layer.bfloat16()(torch.empty(2, 8, dtype=F16, device="meta"))  # .bfloat16() converts in place
     with pytest.raises(TypeError, match="float16 or bfloat16"):
         layer.float()(torch.empty(2, 8, dtype=F16, device="meta"))  # a float32 layer, a float16 input

@@ -101,22 +101,22 @@ def test_fake_rejects_bad_inputs(name):
     for dtype in (torch.float32, torch.float64, torch.int8):
         with pytest.raises(TypeError, match="float16 or bfloat16"):
             op(a.to(dtype), a.t().to(dtype))
-    with pytest.raises(TypeError, match="a is torch.float16 but b is torch.bfloat16: both must have one dtype"):
+    with pytest.raises(TypeError, match="argument 'b': expected a's dtype float16, got bfloat16"):
         op(a, a.t().to(BF16))
     with pytest.raises(TypeError, match="float16 or bfloat16"):
         op(a.to(BF16), a.t().float())
-    with pytest.raises(TypeError, match="out_dtype must be"):
+    with pytest.raises(TypeError, match="argument 'out_dtype': expected"):
         op(a, a.t(), out_dtype=torch.float64)
     for dtype, out_dtype in ((BF16, None), (BF16, BF16), (F16, F32), (F16, BF16)):
-        with pytest.raises(TypeError, match="accum='f16' needs float16"):
+        with pytest.raises(TypeError, match="argument 'accum': 'f16' needs float16"):
             op(a.to(dtype), a.t().to(dtype), accum="f16", out_dtype=out_dtype)
     with pytest.raises(ValueError, match="shapes"):
         op(a, a)
     with pytest.raises(ValueError, match="accum"):
         op(a, a.t(), accum="f64")
-    with pytest.raises(ValueError, match="unknown kernel"):
+    with pytest.raises(ValueError, match=r"argument 'kernel_id': expected 'auto' or an id from hgemm.kernels\(\)"):
         op(a, a.t(), kernel_id="cuda.warp_drive")
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match=r"argument 'a': expected (a 2-D tensor|2 or more dimensions)"):
         op(a[0], a.t())
 
 
@@ -143,7 +143,7 @@ def test_cpu_tensors_are_refused_with_a_type_error():
 
 def test_matmul_checks_the_kernel_name_before_the_operator():
     a = torch.empty(6, 4, dtype=F16, device="meta", requires_grad=True)
-    with pytest.raises(ValueError, match="unknown kernel"):
+    with pytest.raises(ValueError, match=r"argument 'kernel_id': expected 'auto' or an id from hgemm.kernels\(\)"):
         hgemm.matmul(a, a.t(), kernel_id="cuda.warp_drive")
 
 
@@ -225,7 +225,7 @@ def test_matmul_out_dtype_spellings(spelling, want):
     assert hgemm.matmul(a, b, out_dtype=spelling).dtype == want
     assert hgemm.matmul(a.expand(3, 6, 4), b, out_dtype=spelling).dtype == want
     for bad in ("f64", torch.float64, torch.int32):
-        with pytest.raises(TypeError, match="out_dtype must be"):
+        with pytest.raises(TypeError, match="argument 'out_dtype': expected"):
             hgemm.matmul(a, b, out_dtype=bad)
 
 
@@ -307,7 +307,7 @@ def test_inductor_lowers_the_operators():
     x = torch.ones(8, 16, dtype=F16, requires_grad=True)
     w = torch.ones(16, 32, dtype=F16, requires_grad=True)
     v = torch.ones(3, 32, 4, dtype=F16, requires_grad=True)
-    with pytest.raises(TypeError, match="runs on CUDA tensors"):
+    with pytest.raises(TypeError, match="expected an array in CUDA memory"):
         torch.compile(f, fullgraph=True, backend="inductor")(x, w, v)
 
 
@@ -319,7 +319,7 @@ def test_inductor_lowers_the_operators_with_out_dtype():
     torch._dynamo.reset()
     x = torch.ones(8, 16, dtype=BF16, requires_grad=True)
     w = torch.ones(16, 32, dtype=BF16, requires_grad=True)
-    with pytest.raises(TypeError, match="runs on CUDA tensors"):
+    with pytest.raises(TypeError, match="expected an array in CUDA memory"):
         torch.compile(f, fullgraph=True, backend="inductor")(x, w)
 
 
@@ -474,15 +474,13 @@ def test_strided_inputs():
 
 
 @cuda
-def test_column_strided_views_run_through_a_copy_or_are_refused():
-    """A view with no unit stride: the operators copy it and compute the right product, with and
-    without gradients; hgemm.matmul's direct path (no gradients, any DLPack array) refuses it
-    with ValueError rather than reading it wrongly."""
+def test_column_strided_views_run_through_a_copy_with_and_without_grad():
+    """A view with no unit stride: the operators and hgemm.matmul's direct path (no gradients) both
+    copy it and compute the right product, so that a tensor is taken alike with and without grad."""
     a, b = rand(40, 64)[:, ::2], rand(3, 32, 48)[:, :, ::2]  # strides (64, 2) and (1536, 48, 2)
     assert rel_error(torch.ops.hgemm.mm(a, b[0]), a.float() @ b[0].float()) < tol(32)
     assert rel_error(torch.ops.hgemm.matmul(a, b), a.float() @ b.float()) < tol(32)
-    with pytest.raises(ValueError, match="contiguous"):
-        hgemm.matmul(a, b)
+    assert rel_error(hgemm.matmul(a, b), a.float() @ b.float()) < tol(32)
     a.requires_grad_()
     c = hgemm.matmul(a, b)
     g = rand(*c.shape)
@@ -514,9 +512,9 @@ def test_unsupported_dtypes_devices_and_shapes_raise_clearly():
     for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
         with pytest.raises(TypeError, match="both must have one dtype"):
             op(a, a.bfloat16())
-        with pytest.raises(TypeError, match="accum='f16'"):
+        with pytest.raises(TypeError, match="argument 'accum': 'f16'"):
             op(a.bfloat16(), a.bfloat16(), accum="f16")
-        with pytest.raises(TypeError, match="accum='f16'"):
+        with pytest.raises(TypeError, match="argument 'accum': 'f16'"):
             op(a, a, accum="f16", out_dtype=F32)
     with pytest.raises(TypeError, match="both must have one dtype"):
         hgemm.matmul(a.requires_grad_(), a.bfloat16())
@@ -528,7 +526,7 @@ def test_unsupported_dtypes_devices_and_shapes_raise_clearly():
             op(a, rand(9, 8))
     with pytest.raises(ValueError, match="broadcast"):
         torch.ops.hgemm.matmul(rand(2, 8, 8), rand(3, 8, 8))
-    with pytest.raises(ValueError, match="unknown kernel"):
+    with pytest.raises(ValueError, match=r"argument 'kernel_id': expected 'auto' or an id from hgemm.kernels\(\)"):
         torch.ops.hgemm.mm(a, a, kernel_id="cuda.warp_drive")
 
 
