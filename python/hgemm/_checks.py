@@ -91,8 +91,8 @@ def accum(where, given):
 def accum_f16(where, ab_text, out_text):
     """accum='f16' needs float16 a, b and output."""
     if ab_text != "float16" or out_text != "float16":
-        fail(TypeError, where, "accum", f"'f16' needs float16 a, b and output, got {ab_text} a and b and a "
-                                        f"{out_text} output; use accum='f32'")
+        fail(TypeError, where, "accum", f"expected 'f32' for {ab_text} a and b and a {out_text} output ('f16' needs "
+                                        "float16 a, b and output), got 'f16'")
 
 
 _IDS = []
@@ -183,7 +183,7 @@ def same_device(where, name, device, like_device, like="a"):
 def cuda(where, name, device):
     """TypeError for an array not in CUDA memory: `device` is torch's device ("cpu", "meta", ...) or
     the native layer's description of where it lies ("the CPU")."""
-    on = "the CPU" if str(device) == "cpu" else str(device)
+    on = "the CPU" if str(device) in ("cpu", "DLPack device type 1") else str(device)  # kDLCPU = 1
     fail(TypeError, where, name, f"expected an array in CUDA memory, got one on {on} (hgemm needs GPU arrays: "
                                  "torch CUDA tensors, cupy arrays, ...)")
 

@@ -77,7 +77,8 @@ def _check_args(name, a, b, accum, kernel, out_dtype):
         _checks.out_dtype(where, out_dtype)
     if accum != "f32":
         _checks.accum(where, accum)
-        _checks.accum_f16(where, _checks.dtype_text(dtype), _checks.dtype_text(dtype if out_dtype is None else out_dtype))
+        out_text = _checks.dtype_text(dtype if out_dtype is None else out_dtype)
+        _checks.accum_f16(where, _checks.dtype_text(dtype), out_text)
     if kernel != "auto":
         _check_kernel(kernel, where)
 

@@ -53,7 +53,7 @@ def test_float32_out_passes_the_dtype_checks():
 
 
 def test_f16_accumulation_needs_float16_everywhere():
-    with pytest.raises(TypeError, match="argument 'accum': 'f16' needs float16 a, b and output"):
+    with pytest.raises(TypeError, match="argument 'accum': expected 'f32' for .*'f16' needs float16 a, b and output"):
         hgemm.matmul(half((4, 3)), half((3, 5)), out=np.ones((4, 5), np.float32), accum="f16")
     with pytest.raises(TypeError, match="accum='f16'"):
         hgemm._hgemm.describe_gemm(half((4, 3)), half((3, 5)), np.ones((4, 5), np.float32), accum="f16")

@@ -108,7 +108,7 @@ def test_fake_rejects_bad_inputs(name):
     with pytest.raises(TypeError, match="argument 'out_dtype': expected"):
         op(a, a.t(), out_dtype=torch.float64)
     for dtype, out_dtype in ((BF16, None), (BF16, BF16), (F16, F32), (F16, BF16)):
-        with pytest.raises(TypeError, match="argument 'accum': 'f16' needs float16"):
+        with pytest.raises(TypeError, match="argument 'accum': expected 'f32' for .*'f16' needs float16"):
             op(a.to(dtype), a.t().to(dtype), accum="f16", out_dtype=out_dtype)
     with pytest.raises(ValueError, match="shapes"):
         op(a, a)
@@ -512,9 +512,9 @@ def test_unsupported_dtypes_devices_and_shapes_raise_clearly():
     for op in (torch.ops.hgemm.mm, torch.ops.hgemm.matmul):
         with pytest.raises(TypeError, match="both must have one dtype"):
             op(a, a.bfloat16())
-        with pytest.raises(TypeError, match="argument 'accum': 'f16'"):
+        with pytest.raises(TypeError, match="argument 'accum': expected 'f32' for .*'f16'"):
             op(a.bfloat16(), a.bfloat16(), accum="f16")
-        with pytest.raises(TypeError, match="argument 'accum': 'f16'"):
+        with pytest.raises(TypeError, match="argument 'accum': expected 'f32' for .*'f16'"):
             op(a, a, accum="f16", out_dtype=F32)
     with pytest.raises(TypeError, match="both must have one dtype"):
         hgemm.matmul(a.requires_grad_(), a.bfloat16())
