@@ -296,9 +296,12 @@ def matmul(a, b, *, out=None, out_dtype=None, alpha=1.0, beta=0.0, accum="f32", 
     torch tensors that need grad (bias included), tensor subclasses and calls under torch.compile
     go through torch.ops.hgemm.mm / hgemm.matmul, or hgemm.addmm with a bias or an activation
     (autograd, tracing), which take only a, b, out_dtype, accum and kernel_id, plus bias and
-    activation for a 2-D b (a batched a is then flattened into rows). Raises TypeError (not an array, a dtype or
-    dtype combination not supported, not on a GPU), ValueError (shapes, strides, unknown or
-    unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors).
+    activation (fused for a 2-D b, a batched a then flattened into rows; with a batched b the
+    bias and activation are applied by torch after the product). Raises TypeError (not an array,
+    a dtype or dtype combination not supported, not on a GPU), ValueError (shapes, strides,
+    unknown or unsupported kernel, arguments the library refuses), RuntimeError (CUDA errors),
+    each message of the form "hgemm.matmul: argument 'b': expected ..., got ..." (see
+    hgemm._checks; the operators' messages name the operator, hgemm::mm, instead).
     """
     if accum != "f32" and accum != "f16":
         accum = _accum(accum)
