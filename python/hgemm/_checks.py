@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The package's argument checks, in one place: hgemm.matmul, hgemm.grouped_mm, the torch operators
 (torch.ops.hgemm.*) and hgemm.nn raise through these functions, so that one mistake gives one
 message whichever entry point it came through. Every message has the form

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One validation layer: the same mistake through hgemm.matmul (with and without grad),
 torch.ops.hgemm.* and hgemm.nn gives one message naming the argument, of one exception type.
 The arguments are checked before the device, so CPU tensors reach every check; no GPU needed."""
