@@ -68,6 +68,32 @@ struct Mainloop {
     for (int i = 0; i < STAGES; ++i) mbar_init(&s.full[i], 1), mbar_init(&s.empty[i], CLUSTER * C::READERS * 4);
   }
 
+  /// A warp-specialised CTA of the persistent kernels: thread 0 sets up the ring's barriers, the
+  /// first warpgroup gives up registers and its thread 0 produces (then `after_produce()`), each
+  /// other warpgroup takes registers and runs `consume(consumer)`; the cluster meets before and
+  /// after, so no multicast or remote arrival finds a peer's barriers missing or gone.
+  template <typename Smem, typename Consume, typename AfterProduce>
+  static __device__ __forceinline__ void run_cta(Smem& s, const Schedule& sched, const KernelParams& p,
+                                                 const CUtensorMap& map_a, const CUtensorMap& map_b, int warpgroup,
+                                                 int rank, Consume consume, AfterProduce after_produce) {
+    if (threadIdx.x == 0) {
+      prefetch_tensor_map(&map_a);
+      prefetch_tensor_map(&map_b);
+      init_barriers(s);
+      fence_barrier_init();
+    }
+    cluster_sync();
+    if (warpgroup == 0) {
+      release_registers<PRODUCER_REGS>();
+      if (threadIdx.x == 0) produce(s, sched, &map_a, &map_b, rank, p.batched, p.a_steps, p.b_steps);
+      after_produce();
+    } else {
+      claim_registers<CONSUMER_REGS>();
+      consume(warpgroup - 1);
+    }
+    cluster_sync();
+  }
+
   /// The producer thread: every slice of every unit of cluster g, in order, each into the next
   /// ring slot once the consumers of the whole cluster have released it. A and B are read from
   /// the unit's product of the batch (a_steps, b_steps = 0: the one matrix every product shares).

@@ -120,22 +120,12 @@ struct PersistentKernel {
     const int rank = CLUSTER > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
     const Schedule sched(p.m, p.n, p.k, p.splits, gridDim.x / CLUSTER, C::STREAM_K, p.batch);
 
-    if (threadIdx.x == 0) {
-      prefetch_tensor_map(&map_a);
-      prefetch_tensor_map(&map_b);
-      Loop::init_barriers(s);
-      fence_barrier_init();
-    }
-    cluster_sync();  // every CTA's barriers exist before any multicast or remote arrival
-    if (warpgroup == 0) {
-      release_registers<PRODUCER_REGS>();
-      if (threadIdx.x == 0) Loop::produce(s, sched, &map_a, &map_b, rank, p.batched, p.a_steps, p.b_steps);
-      if (adds_splits_in_cluster(p)) cluster_sync();  // add_splits_in_cluster's
-    } else {
-      claim_registers<CONSUMER_REGS>();
-      consume(s, sched, p, &map_d, rank, warpgroup - 1);
-    }
-    cluster_sync();  // no CTA leaves while its peer may still arrive on its barriers
+    Loop::run_cta(
+        s, sched, p, map_a, map_b, warpgroup, rank,
+        [&](int consumer) { consume(s, sched, p, &map_d, rank, consumer); },
+        [&] {
+          if (adds_splits_in_cluster(p)) cluster_sync();  // add_splits_in_cluster's
+        });
   }
 };
 
