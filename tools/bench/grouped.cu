@@ -201,37 +201,18 @@ std::vector<Row> run_grouped_benchmark(const RunOptions& opt, void (*progress)(c
         // Interleaved timing, as the other suites: each round launches every entry once in a
         // rotating order, each launch on the next input set.
         const int nk = static_cast<int>(timed.size());
-        std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(nk) * opt.iters);
-        for (auto& e : events) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
         int next = 0;
-        auto launch_timed = [&](int j) {
+        const std::vector<std::vector<float>> times = time_interleaved(nk, opt.warmup, opt.iters, [&](int j) {
           const int s = next++ % sets;
           const std::string e = launch(timed[j], s, data[s].d->ptr);
           Row& r = shape_rows[timed[j]];
           if (!e.empty() && r.error.empty()) r.error = e + " (while timed)", r.ok = false;
-        };
-        for (int w = 0; w < opt.warmup; ++w)
-          for (int j = 0; j < nk; ++j) launch_timed(j);
-        for (int it = 0; it < opt.iters; ++it) {
-          spin<<<1, 1>>>(2'000'000);
-          for (int x = 0; x < nk; ++x) {
-            const int j = (x + it) % nk;
-            cudaEvent_t* ev = &events[2 * (static_cast<std::size_t>(j) * opt.iters + it)];
-            check_cuda(cudaEventRecord(ev[0]), "cudaEventRecord");
-            launch_timed(j);
-            check_cuda(cudaEventRecord(ev[1]), "cudaEventRecord");
-          }
-        }
-        check_cuda(cudaDeviceSynchronize(), "benchmark launches");
+        });
         const int clock = current_sm_clock_mhz();
         const double flops = 2.0 * M * N * K;
         const double bytes = in_size * double(a_n + b_n) + data_type_size(out) * double(d_n);
         for (int j = 0; j < nk; ++j) {
-          std::vector<float> ms_(opt.iters);
-          for (int it = 0; it < opt.iters; ++it) {
-            cudaEvent_t* ev = &events[2 * (static_cast<std::size_t>(j) * opt.iters + it)];
-            check_cuda(cudaEventElapsedTime(&ms_[it], ev[0], ev[1]), "cudaEventElapsedTime");
-          }
+          std::vector<float> ms_ = times[j];
           Row& row = shape_rows[timed[j]];
           std::sort(ms_.begin(), ms_.end());
           row.median_ms = median_of(ms_, 0.5), row.min_ms = ms_.front(), row.max_ms = ms_.back();
@@ -240,7 +221,6 @@ std::vector<Row> run_grouped_benchmark(const RunOptions& opt, void (*progress)(c
           row.tbps = row.median_ms > 0 ? bytes / (row.median_ms * 1e-3) / 1e12 : 0;
           row.launches = opt.iters, row.sm_clock_mhz = clock;
         }
-        for (auto& e : events) cudaEventDestroy(e);
         const Row& base = shape_rows.back();
         for (Row& r : shape_rows)
           if (r.error.empty() && base.error.empty() && r.median_ms > 0 && base.median_ms > 0) {

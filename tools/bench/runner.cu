@@ -239,28 +239,13 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
         // launch on the next input set; all kernels get the same number of launches. Separate
         // input sets keep a kernel from finding the previous kernel's B in L2.
         const int nk = static_cast<int>(timed.size());
-        std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(nk) * opt.iters);
-        for (auto& e : events) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
         int launch = 0;  // launches so far: each takes the next input set
         std::vector<std::string> timing_errors(nk);  // a call refused while timed (it passed the check)
-        auto launch_one = [&](int i) {
+        const std::vector<std::vector<float>> times = time_interleaved(nk, opt.warmup, opt.iters, [&](int i) {
           const int set = launch++ % sets;
           const std::string error = launch_entry(timed[i], args_for(set, ds[set]->ptr, out), accum);
           if (!error.empty() && timing_errors[i].empty()) timing_errors[i] = error + " (while timed)";
-        };
-        for (int w = 0; w < opt.warmup; ++w)
-          for (int i = 0; i < nk; ++i) launch_one(i);
-        for (int r = 0; r < opt.iters; ++r) {
-          spin<<<1, 1>>>(2'000'000);
-          for (int j = 0; j < nk; ++j) {
-            const int i = (j + r) % nk;
-            cudaEvent_t* ev = &events[2 * (static_cast<std::size_t>(i) * opt.iters + r)];
-            check_cuda(cudaEventRecord(ev[0]), "cudaEventRecord");
-            launch_one(i);
-            check_cuda(cudaEventRecord(ev[1]), "cudaEventRecord");
-          }
-        }
-        check_cuda(cudaDeviceSynchronize(), "benchmark launches");
+        });
         const int clock = current_sm_clock_mhz();
         // Every product of the batch counts: its FLOPs, and A, B and D each moved once.
         const double b = static_cast<double>(shape.batch);
@@ -268,11 +253,7 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
         const double bytes =
             b * (in_size * double(shape.m * shape.k + shape.k * shape.n) + data_type_size(out) * double(shape.m * shape.n));
         for (int i = 0; i < nk; ++i) {
-          std::vector<float> ms(opt.iters);
-          for (int r = 0; r < opt.iters; ++r) {
-            cudaEvent_t* ev = &events[2 * (static_cast<std::size_t>(i) * opt.iters + r)];
-            check_cuda(cudaEventElapsedTime(&ms[r], ev[0], ev[1]), "cudaEventElapsedTime");
-          }
+          std::vector<float> ms = times[i];
           std::sort(ms.begin(), ms.end());
           Row& row = *std::find_if(shape_rows.begin(), shape_rows.end(), [&](const Row& x) { return x.kernel == timed[i]; });
           row.median_ms = percentile(ms, 0.5), row.min_ms = ms.front(), row.max_ms = ms.back();
@@ -282,7 +263,6 @@ std::vector<Row> run_benchmark(const RunOptions& opt, void (*progress)(const std
           row.launches = opt.iters, row.sm_clock_mhz = clock;
           if (!timing_errors[i].empty()) row.ok = false, row.error = timing_errors[i];
         }
-        for (auto& e : events) cudaEventDestroy(e);
         const Row& base = shape_rows.back();
         for (Row& r : shape_rows)
           if (r.error.empty() && base.error.empty() && r.median_ms > 0) {
