@@ -153,7 +153,7 @@ def _default_stream(x):
     return 0
 
 
-def _new_like(x, shape, dtype):
+def _new_like(x, shape, dtype, where="hgemm.matmul"):
     """A new array of x's framework on x's device, of out_dtype `dtype` (None: x's dtype)."""
     fw = _framework(x)
     if fw == "torch":
@@ -165,11 +165,13 @@ def _new_like(x, shape, dtype):
 
         name = None if dtype is None else _dtype_name(dtype)
         if name == "bfloat16":
-            _checks.fail(TypeError, "hgemm.matmul", "out_dtype", "expected float16 or float32 with cupy (cupy has "
+            _checks.fail(TypeError, where, "out_dtype", "expected float16 or float32 with cupy (cupy has "
                          "no bfloat16 arrays), got bfloat16")
         with x.device:
             return cupy.empty(shape, dtype=x.dtype if name is None else name)
-    _checks.fail(TypeError, "hgemm.matmul", "out", f"expected an array: hgemm cannot allocate a {type(x).__name__} "
+    if type(x).__module__ == "numpy":
+        _checks.cuda(where, "a", "cpu")  # host memory: what the native layer would say
+    _checks.fail(TypeError, where, "out", f"expected an array: hgemm cannot allocate a {type(x).__name__} "
                  "array, pass out=")
 
 
@@ -494,52 +496,13 @@ def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a,
 
 # ---- grouped products (mixture of experts) ----
 
+_GROUPED = "hgemm.grouped_mm"
 _K_GROUPED = ("hgemm.grouped_mm: a 2-D a and a 2-D b (the K-grouped product of weight gradients, "
               "out[g] = a[:, s_g:e_g] · b[s_g:e_g, :]) takes torch tensors (without autograd) and offs")
-_N_GROUPED = ("hgemm.grouped_mm: a 3-D a and a 2-D b (groups along b's columns) is not implemented: hgemm "
-              "groups the rows of a (2-D a, 3-D b, offs) or whole matrices (3-D a and b)")
 
 
-def _grouped_shape(sa, sb, has_offs, has_m_valid):
-    """The output shape of grouped_mm for operands of shapes sa and sb, with the errors of torch._grouped_mm
-    for the layouts hgemm computes, NotImplementedError for the others."""
-    if len(sa) not in (2, 3) or len(sb) not in (2, 3):
-        raise ValueError(f"hgemm.grouped_mm takes 2-D or 3-D operands, got {len(sa)}-D and {len(sb)}-D")
-    if len(sb) == 2:
-        if len(sa) == 3:
-            raise NotImplementedError(_N_GROUPED)
-        if sa[1] != sb[0]:
-            raise ValueError(f"hgemm.grouped_mm: contraction dimensions do not match: a is "
-                             f"{'x'.join(map(str, sa))}, b is {'x'.join(map(str, sb))}")
-        if not has_offs or has_m_valid:
-            raise ValueError("hgemm.grouped_mm: a 2-D a and b (the K-grouped product) take offs, the groups' "
-                             "cumulative ends along K, and no m_valid")
-        return (None, sa[0], sb[1])  # the groups: offs's length
-    if sa[-1] != sb[-2]:
-        raise ValueError(f"hgemm.grouped_mm: contraction dimensions do not match: a is {'x'.join(map(str, sa))}, "
-                         f"b is {'x'.join(map(str, sb))}")
-    if len(sa) == 2:
-        if not has_offs:
-            raise ValueError("hgemm.grouped_mm: a 2-D a (the rows of every group) needs offs, the groups' "
-                             "cumulative end rows")
-        if has_m_valid:
-            raise ValueError("hgemm.grouped_mm: m_valid is for 3-D a (the masked layout); a 2-D a takes offs")
-        return (sa[0], sb[2])
-    if has_offs:
-        raise ValueError("hgemm.grouped_mm: offs is not taken with a 3-D a and b (each group is a whole matrix; "
-                         "m_valid gives rows per group)")
-    if sa[0] != sb[0]:
-        raise ValueError(f"hgemm.grouped_mm: a has {sa[0]} groups but b has {sb[0]}")
-    return (sa[0], sa[1], sb[2])
-
-
-def _check_sizes(sizes, name, groups):
-    shape = getattr(sizes, "shape", None)
-    if shape is None:
-        raise TypeError(f"{name} must be an int32 array on the GPU, got {type(sizes).__name__}")
-    if len(shape) != 1 or int(shape[0]) != groups:
-        raise ValueError(f"hgemm.grouped_mm: {name} must be 1-D with one entry per group ({groups}), got shape "
-                         f"{tuple(int(s) for s in shape)}")
+def _grouped_shape(sa, sb, has_offs, has_m_valid, where=_GROUPED):
+    return _checks.grouped_shape(where, sa, sb, has_offs, has_m_valid)
 
 
 def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
@@ -566,13 +529,14 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     torch.compile go through torch.ops.hgemm.grouped_mm (autograd; out= is then refused). Raises
     TypeError (dtypes, not on a GPU), ValueError (shapes, strides), RuntimeError (CUDA errors).
     """
-    sa, sb = _shape(a, "a"), _shape(b, "b")
+    sa, sb = (_checks.array_shape(_GROUPED, name, x, what="2-D or 3-D") for name, x in (("a", a), ("b", b)))
+    _checks.operands(_GROUPED, a.dtype, b.dtype)
     shape = _grouped_shape(sa, sb, offs is not None, m_valid is not None)
     if shape[0] is None:
         return _k_grouped_mm(a, b, offs, shape, out_dtype, out)
     sizes, masked = (m_valid, True) if len(sa) == 3 else (offs, False)
     if sizes is not None:
-        _check_sizes(sizes, "m_valid" if masked else "offs", sb[0])
+        _checks.group_sizes(_GROUPED, "m_valid" if masked else "offs", sizes, sb[0])
     torch = _torch()
     if (torch is not None and isinstance(a, torch.Tensor) and sizes is not None and not masked
             and a.stride(-1) != 1 and a.shape[-1] > 1):
@@ -582,8 +546,8 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
         if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
                 or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
             if out is not None:
-                raise ValueError("hgemm.grouped_mm with tensors that require grad (or under torch.compile) "
-                                 "returns a new tensor: out= would drop the gradient")
+                _checks.fail(ValueError, _GROUPED, "out", "expected None with tensors that require grad (or under "
+                             "torch.compile: the result is a new tensor, and out= would drop the gradient), got a tensor")
             from . import torch_ops
 
             dtype = None if out_dtype is None else _torch_dtype(torch, out_dtype)
@@ -592,25 +556,31 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
             out = torch.empty(shape, dtype=a.dtype if out_dtype is None else _torch_dtype(torch, out_dtype),
                               device=a.device)
         elif out_dtype is not None:
-            _check_out_dtype(out, out_dtype)
+            _check_out_dtype(out, out_dtype, _GROUPED)
         if type(out) is torch.Tensor and (sizes is None or type(sizes) is torch.Tensor):
             va, vb, vo = _torch_view(torch, a, "a"), _torch_view(torch, b, "b"), _torch_view(torch, out, "out")
             stream = _torch_stream(torch, va[5]) if va[5] >= 0 else 0
-            if sizes is None:  # a plain batch: the batched matmul, one launch
-                _gemm_views(va, vb, vo, 1.0, 0.0, "f32", "auto", False, False, stream)
-            else:
-                _grouped_gemm_views(va, vb, vo, _torch_sizes(torch, sizes, "m_valid" if masked else "offs"), masked,
-                                    stream)
+            try:
+                if sizes is None:  # a plain batch: the batched matmul, one launch
+                    _gemm_views(va, vb, vo, 1.0, 0.0, "f32", "auto", False, False, stream)
+                else:
+                    _grouped_gemm_views(va, vb, vo, _torch_sizes(torch, sizes, "m_valid" if masked else "offs"),
+                                        masked, stream)
+            except (TypeError, ValueError) as e:
+                raise _checks.native(_GROUPED, e) from None
             return out
     if out is None:
-        out = _new_like(a, shape, out_dtype)
+        out = _new_like(a, shape, out_dtype, _GROUPED)
     elif out_dtype is not None:
-        _check_out_dtype(out, out_dtype)
+        _check_out_dtype(out, out_dtype, _GROUPED)
     stream = _default_stream(a)
-    if sizes is None:
-        _gemm(a, b, out, 1.0, 0.0, "f32", "auto", False, False, int(stream))
-    else:
-        _grouped_gemm(a, b, out, sizes, masked, int(stream))
+    try:
+        if sizes is None:
+            _gemm(a, b, out, 1.0, 0.0, "f32", "auto", False, False, int(stream))
+        else:
+            _grouped_gemm(a, b, out, sizes, masked, int(stream))
+    except (TypeError, ValueError) as e:
+        raise _checks.native(_GROUPED, e) from None
     return out
 
 
@@ -621,35 +591,27 @@ def _k_grouped_mm(a, b, offs, shape, out_dtype, out):
         raise NotImplementedError(_K_GROUPED)
     if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
         raise NotImplementedError(_K_GROUPED + ": its gradient is not implemented (call it under torch.no_grad())")
-    groups = getattr(offs, "shape", (0,))[0] if getattr(offs, "dim", lambda: 1)() == 1 else -1
-    _check_sizes(offs, "offs", groups)
-    _torch_sizes(torch, offs, "offs")  # int32, contiguous
-    for name, t in (("a", a), ("b", b)):
-        if t.dtype not in (torch.float16, torch.bfloat16):
-            raise TypeError(f"hgemm.grouped_mm: {name} must have dtype float16 or bfloat16, got {t.dtype}")
-    if b.dtype != a.dtype:
-        raise TypeError(f"hgemm.grouped_mm: a is {a.dtype} but b is {b.dtype}: both must have one dtype")
-    shape = (groups, shape[1], shape[2])
+    _checks.group_sizes(_GROUPED, "offs", offs, -1)
+    _torch_sizes(torch, offs, "offs")  # contiguous
+    shape = (int(offs.shape[0]), shape[1], shape[2])
     if out is None:
         out = torch.empty(shape, dtype=a.dtype if out_dtype is None else _torch_dtype(torch, out_dtype),
                           device=a.device)
     else:
         if out_dtype is not None:
-            _check_out_dtype(out, out_dtype)
-        if tuple(out.shape) != shape:
-            raise ValueError(f"hgemm.grouped_mm: out must be {'x'.join(map(str, shape))}, got "
-                             f"{'x'.join(map(str, out.shape))}")
+            _check_out_dtype(out, out_dtype, _GROUPED)
+        _checks.out_shape(_GROUPED, out.shape, shape)
     from . import torch_ops
 
     return torch_ops.k_grouped_into(a, b, offs, out)
 
 
-def _torch_sizes(torch, t, name):
+def _torch_sizes(torch, t, name, where=_GROUPED):
     """(data_ptr, count, device) of an int32 tensor of group sizes, for the native layer."""
-    if t.dtype != torch.int32:
-        raise TypeError(f"{name} must have dtype int32 ({str(t.dtype).replace('torch.', '')} given)")
+    _checks.dtype(where, name, t.dtype, ("int32",))
     if t.dim() != 1 or (t.shape[0] > 1 and t.stride(0) != 1):
-        raise ValueError(f"{name} must be a contiguous 1-D tensor")
+        _checks.fail(ValueError, where, name, f"expected a contiguous 1-D tensor, got shape {tuple(t.shape)} and "
+                                              f"strides {t.stride()}")
     return (t.data_ptr(), t.shape[0], t.get_device())
 
 

@@ -176,6 +176,64 @@ def bias(where, given, columns, is_tensor=None):
         fail(ValueError, where, "bias", f"expected {want}, got shape {tuple(int(s) for s in shape)}")
 
 
+def _dims(shape):
+    return "x".join(map(str, shape))
+
+
+def grouped_shape(where, sa, sb, has_offs, has_m_valid):
+    """The output shape of a grouped product of operands of shapes sa and sb (2-D or 3-D), with the
+    errors of torch._grouped_mm for the layouts hgemm computes and NotImplementedError for the
+    N-grouped one. The K-grouped product's shape is (None, M, N): its groups are offs's length."""
+    ndim(where, "a", len(sa), (2, 3), "2-D or 3-D")
+    ndim(where, "b", len(sb), (2, 3), "2-D or 3-D")
+    if len(sb) == 2:
+        if len(sa) == 3:
+            fail(NotImplementedError, where, "b", "expected a 3-D b with a 3-D a, got a 2-D b (a 3-D a and a 2-D b, "
+                 "groups along b's columns, is not implemented: hgemm groups the rows of a, with a 2-D a, "
+                 "a 3-D b and offs, or whole matrices, with 3-D a and b)")
+        if sa[1] != sb[0]:
+            fail(ValueError, where, "b", f"expected {sa[1]} rows (a is {_dims(sa)}), got {_dims(sb)} "
+                                         "(contraction dimensions do not match)")
+        if not has_offs:
+            fail(ValueError, where, "offs", "expected the groups' cumulative ends along K (a 2-D a and b are the "
+                                            "K-grouped product), got None")
+        if has_m_valid:
+            fail(ValueError, where, "m_valid", "expected None (m_valid is for 3-D a, the masked layout), got a tensor")
+        return (None, sa[0], sb[1])
+    if sa[-1] != sb[-2]:
+        fail(ValueError, where, "b", f"expected {sa[-1]} rows in each group (a is {_dims(sa)}), got {_dims(sb)} "
+                                     "(contraction dimensions do not match)")
+    if len(sa) == 2:
+        if not has_offs:
+            fail(ValueError, where, "offs", "expected the groups' cumulative end rows (a 2-D a needs offs), got None")
+        if has_m_valid:
+            fail(ValueError, where, "m_valid", "expected None (m_valid is for 3-D a, the masked layout; a 2-D a "
+                                               "takes offs), got a tensor")
+        return (sa[0], sb[2])
+    if has_offs:
+        fail(ValueError, where, "offs", "expected None (offs is not taken with a 3-D a and b: each group is a whole "
+                                        "matrix, and m_valid gives its rows), got a tensor")
+    if sa[0] != sb[0]:
+        fail(ValueError, where, "b", f"expected {sa[0]} groups (as a), got {sb[0]}")
+    return (sa[0], sa[1], sb[2])
+
+
+def group_sizes(where, name, sizes, groups):
+    """offs or m_valid: a 1-D int32 array with one entry per group (groups < 0: any length)."""
+    shape = getattr(sizes, "shape", None)
+    if shape is None:
+        fail(TypeError, where, name, f"expected a 1-D int32 array on the GPU, got {type(sizes).__name__}")
+    dtype(where, name, sizes.dtype, ("int32",))
+    if len(shape) != 1 or (groups >= 0 and int(shape[0]) != groups):
+        want = "1-D" if groups < 0 else f"1-D with one entry per group ({groups})"
+        fail(ValueError, where, name, f"expected {want}, got shape {tuple(int(s) for s in shape)}")
+
+
+def out_shape(where, given, want):
+    if tuple(int(s) for s in given) != tuple(want):
+        fail(ValueError, where, "out", f"expected shape {_dims(want)}, got {_dims(given)}")
+
+
 def same_device(where, name, device, like_device, like="a"):
     if device != like_device:
         fail(ValueError, where, name, f"expected a tensor on {like}'s device {like_device}, got one on {device}")

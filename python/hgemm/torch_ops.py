@@ -543,24 +543,16 @@ _lib.define("grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=N
 _lib.define("_k_grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor")
 
 
-def _check_sizes(sizes, name, groups):
-    if sizes.dtype != torch.int32:
-        raise TypeError(f"hgemm::grouped_mm: {name} must have dtype int32, got {sizes.dtype}")
-    if sizes.dim() != 1 or sizes.shape[0] != groups:
-        raise ValueError(f"hgemm::grouped_mm: {name} must be 1-D with one entry per group ({groups}), got shape "
-                         f"{tuple(sizes.shape)}")
-
-
 def _grouped_mm_shape(a, b, offs, m_valid, out_dtype):
+    where = "hgemm::grouped_mm"
     _check_args("grouped_mm", a, b, "f32", "auto", out_dtype)
-    shape = _grouped_shape(tuple(a.shape), tuple(b.shape), offs is not None, m_valid is not None)
+    shape = _grouped_shape(tuple(a.shape), tuple(b.shape), offs is not None, m_valid is not None, where)
     if shape[0] is None:
         raise NotImplementedError("hgemm::grouped_mm: a 2-D a and b (the K-grouped product) is not an operator "
                                   "with autograd; hgemm.grouped_mm computes it without gradients")
-    if offs is not None:
-        _check_sizes(offs, "offs", b.shape[0])
-    if m_valid is not None:
-        _check_sizes(m_valid, "m_valid", b.shape[0])
+    for name, sizes in (("offs", offs), ("m_valid", m_valid)):
+        if sizes is not None:
+            _checks.group_sizes(where, name, sizes, b.shape[0])
     return shape
 
 
@@ -587,12 +579,12 @@ def _grouped_mm_fake(a, b, offs=None, m_valid=None, *, out_dtype=None):
 
 
 def _k_grouped_shape(a, b, offs):
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0] or offs.dim() != 1 or offs.dtype != torch.int32:
-        raise ValueError(f"hgemm::_k_grouped_mm takes a P×S and an S×Q tensor and 1-D int32 offs, got "
-                         f"{tuple(a.shape)}, {tuple(b.shape)} and {offs.dim()}-D {offs.dtype}")
-    if a.dtype not in (F16, BF16) or b.dtype is not a.dtype:
-        raise TypeError(f"hgemm::_k_grouped_mm takes float16 or bfloat16 tensors of one dtype, got {a.dtype} and "
-                        f"{b.dtype}")
+    where = "hgemm::_k_grouped_mm"
+    _checks.ndim(where, "a", a.dim(), (2,), "a 2-D tensor (P×S)")
+    _checks.ndim(where, "b", b.dim(), (2,), "a 2-D tensor (S×Q)")
+    _checks.contraction(where, a.shape, b.shape)
+    _checks.group_sizes(where, "offs", offs, -1)
+    _checks.operands(where, a.dtype, b.dtype)
     return (offs.shape[0], a.shape[0], b.shape[1])
 
 
@@ -610,7 +602,7 @@ def k_grouped_into(a, b, offs, out):
     groups, m, n = out.shape
     for name, t in (("a", a), ("b", b), ("offs", offs), ("out", out)):
         if not t.is_cuda:
-            raise TypeError(f"the K-grouped product runs on CUDA tensors: {name} is on {t.device}")
+            _checks.cuda("hgemm.grouped_mm (K-grouped)", name, t.device)
     if out.numel() == 0:
         return out
     if a.shape[1] == 0:
@@ -633,16 +625,21 @@ def _k_grouped_mm_fake(a, b, offs):
     return a.new_empty(_k_grouped_shape(a, b, offs))
 
 
-def _refuse_cpu_any(name):
-    def refuse(a, b, *args, **kwargs):
-        raise TypeError(f"hgemm::{name} runs on CUDA tensors, got {a.device} and {b.device}")
-    return refuse
+def _grouped_mm_refuse_cpu(a, b, offs=None, m_valid=None, *, out_dtype=None):
+    _grouped_mm_shape(a, b, offs, m_valid, out_dtype)  # checked first, as on CUDA
+    _refuse_device("hgemm::grouped_mm", (("a", a), ("b", b), ("offs", offs), ("m_valid", m_valid)))
 
 
-for _name, _cuda, _fake in (("grouped_mm", _grouped_mm_cuda, _grouped_mm_fake),
-                            ("_k_grouped_mm", _k_grouped_mm_cuda, _k_grouped_mm_fake)):
+def _k_grouped_mm_refuse_cpu(a, b, offs):
+    _k_grouped_shape(a, b, offs)
+    _refuse_device("hgemm::_k_grouped_mm", (("a", a), ("b", b), ("offs", offs)))
+
+
+for _name, _cuda, _refuse, _fake in (
+        ("grouped_mm", _grouped_mm_cuda, _grouped_mm_refuse_cpu, _grouped_mm_fake),
+        ("_k_grouped_mm", _k_grouped_mm_cuda, _k_grouped_mm_refuse_cpu, _k_grouped_mm_fake)):
     _lib.impl(_name, _cuda, "CUDA")
-    _lib.impl(_name, _refuse_cpu_any(_name), "CPU")
+    _lib.impl(_name, _refuse, "CPU")
     torch.library.register_fake(f"hgemm::{_name}", _fake, lib=_lib)
 
 

@@ -26,10 +26,10 @@ def raised(fn):
 
 def same_everywhere(calls, name):
     """Every call raises the same type and message after its entry point, naming `name`."""
-    seen = {where_ok: raised(fn) for where_ok, fn in calls}
-    kinds = {(t, rest) for t, _, rest in seen.values()}
+    seen = [(want, raised(fn)) for want, fn in calls]
+    kinds = {(t, rest) for _, (t, _, rest) in seen}
     assert len(kinds) == 1, seen
-    for want, (_, where, rest) in seen.items():
+    for want, (_, where, rest) in seen:
         assert where == want, (where, want)
         assert rest.startswith(f"argument '{name}': expected "), rest
     return next(iter(kinds))
@@ -181,3 +181,47 @@ def test_with_and_without_grad_a_batched_b_with_a_bias_is_taken():
     assert y.shape == (3, 6, 5) and y.dtype == torch.float16 and y.requires_grad
     with pytest.raises(ValueError, match=r"^hgemm.matmul: argument 'bias': expected a 1-D array of 5 values"):
         hgemm.matmul(a, b, bias=torch.empty(4, **meta))
+
+
+def bf16(*shape, requires_grad=False):
+    return torch.ones(*shape, dtype=torch.bfloat16, requires_grad=requires_grad)
+
+
+def offsets(n, dtype=None):
+    return torch.full((n,), 8, dtype=dtype or torch.int32)
+
+
+GROUPED_MISTAKES = {  # name: (the operands for requires_grad, the argument named)
+    "groups": (lambda grad: (bf16(4, 8, 32, requires_grad=grad), bf16(3, 32, 16)), "b"),
+    "contraction": (lambda grad: (bf16(64, 32, requires_grad=grad), bf16(4, 31, 16), offsets(4)), "b"),
+    "offs dtype": (lambda grad: (bf16(64, 32, requires_grad=grad), bf16(4, 32, 16), offsets(4, torch.int64)), "offs"),
+    "offs length": (lambda grad: (bf16(64, 32, requires_grad=grad), bf16(4, 32, 16), offsets(3)), "offs"),
+    "no offs": (lambda grad: (bf16(64, 32, requires_grad=grad), bf16(4, 32, 16)), "offs"),
+    "offs with 3-D a": (lambda grad: (bf16(4, 8, 32, requires_grad=grad), bf16(4, 32, 16), offsets(4)), "offs"),
+    "mixed dtypes": (lambda grad: (bf16(64, 32, requires_grad=grad), bf16(4, 32, 16).half(), offsets(4)), "b"),
+    "4-D a": (lambda grad: (bf16(2, 4, 8, 32, requires_grad=grad), bf16(4, 32, 16)), "a"),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("mistake", GROUPED_MISTAKES)
+def test_grouped_mistakes_read_alike_everywhere(mistake):
+    """hgemm.grouped_mm without grad and with grad (both checked in Python first) and the
+    operator itself, on CPU tensors: the arguments are checked before the device."""
+    make, name = GROUPED_MISTAKES[mistake]
+    same_everywhere([
+        ("hgemm.grouped_mm", lambda: hgemm.grouped_mm(*make(False))),
+        ("hgemm.grouped_mm", lambda: hgemm.grouped_mm(*make(True))),  # checked before it takes the operator
+        ("hgemm::grouped_mm", lambda: torch.ops.hgemm.grouped_mm(*make(False))),
+    ], name)
+
+
+def test_grouped_mistakes_on_numpy_arrays():
+    """Without torch the same checks run first (numpy arrays are then refused as host memory)."""
+    a, b = np.ones((64, 32), np.float16), np.ones((4, 31, 16), np.float16)
+    with pytest.raises(ValueError, match=r"^hgemm.grouped_mm: argument 'b': expected 32 rows in each group"):
+        hgemm.grouped_mm(a, b, np.full(4, 8, np.int32))
+    with pytest.raises(TypeError, match=r"^hgemm.grouped_mm: argument 'offs': expected dtype int32, got int64$"):
+        hgemm.grouped_mm(a, np.ones((4, 32, 16), np.float16), np.full(4, 8, np.int64))
+    with pytest.raises(TypeError, match=r"^hgemm.grouped_mm: argument 'a': expected an array in CUDA memory"):
+        hgemm.grouped_mm(a, np.ones((4, 32, 16), np.float16), np.full(4, 8, np.int32))

@@ -232,25 +232,25 @@ def test_fake_rejects_what_is_not_supported():
     op = torch.ops.hgemm.grouped_mm
     with pytest.raises(NotImplementedError, match="K-grouped"):
         op(a.mT, meta(64, 16), offs)
-    with pytest.raises(TypeError, match="CUDA tensors"):  # the K-grouped product, on the wrong device
+    with pytest.raises(TypeError, match="argument 'a': expected an array in CUDA memory, got one on meta"):  # K-grouped
         hgemm.grouped_mm(a.mT, meta(64, 16), offs.to("meta"))
-    with pytest.raises(NotImplementedError, match="3-D a and a 2-D b"):
+    with pytest.raises(NotImplementedError, match=r"argument 'b': expected a 3-D b with a 3-D a, got a 2-D b"):
         op(meta(4, 8, 32), meta(32, 16), offs)
-    with pytest.raises(ValueError, match="needs offs"):
+    with pytest.raises(ValueError, match=r"^hgemm::grouped_mm: argument 'offs': expected .* \(a 2-D a needs offs\), got None$"):
         op(a, b)
-    with pytest.raises(ValueError, match="offs is not taken"):
+    with pytest.raises(ValueError, match=r"argument 'offs': expected None \(offs is not taken"):
         op(meta(4, 8, 32), b, offs)
-    with pytest.raises(ValueError, match="m_valid is for 3-D a"):
+    with pytest.raises(ValueError, match=r"argument 'm_valid': expected None \(m_valid is for 3-D a"):
         op(a, b, offs, offs)
-    with pytest.raises(TypeError, match="offs must have dtype int32"):
+    with pytest.raises(TypeError, match=r"^hgemm::grouped_mm: argument 'offs': expected dtype int32, got int64$"):
         op(a, b, offs.long())
-    with pytest.raises(ValueError, match="one entry per group"):
+    with pytest.raises(ValueError, match=r"argument 'offs': expected 1-D with one entry per group \(4\), got shape \(3,\)"):
         op(a, b, sizes(3))
-    with pytest.raises(ValueError, match="4 groups but b has 3"):
+    with pytest.raises(ValueError, match=r"argument 'b': expected 4 groups \(as a\), got 3"):
         op(meta(4, 8, 32), meta(3, 32, 16))
-    with pytest.raises(ValueError, match="contraction"):
+    with pytest.raises(ValueError, match=r"argument 'b': expected 32 rows in each group .*contraction"):
         op(a, meta(4, 31, 16), offs)
-    with pytest.raises(TypeError, match="float16 or bfloat16"):
+    with pytest.raises(TypeError, match=r"argument 'a': expected dtype float16 or bfloat16, got float32"):
         op(a.float(), b.float(), offs)
     with pytest.raises(TypeError, match="both must have one dtype"):
         op(a, b.half(), offs)
@@ -267,7 +267,7 @@ def test_cpu_tensors_are_refused_with_a_type_error():
 
 
 def test_out_with_grad_is_refused():
-    with pytest.raises(ValueError, match="out= would drop the gradient"):
+    with pytest.raises(ValueError, match=r"argument 'out': expected None .*out= would drop the gradient"):
         hgemm.grouped_mm(meta(8, 4, grad=True), meta(2, 4, 3), sizes(2), out=meta(8, 3))
 
 
@@ -344,7 +344,7 @@ def test_inductor_lowers_the_operator():
 
     torch._dynamo.reset()
     a, b = torch.ones(8, 16, dtype=BF16, requires_grad=True), torch.ones(2, 16, 4, dtype=BF16, requires_grad=True)
-    with pytest.raises(TypeError, match="runs on CUDA tensors"):
+    with pytest.raises(TypeError, match="argument 'a': expected an array in CUDA memory"):
         torch.compile(f, fullgraph=True, backend="inductor")(a, b, torch.tensor([3, 8], dtype=I32))
 
 
