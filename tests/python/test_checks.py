@@ -57,16 +57,22 @@ def f16(*shape, requires_grad=False):
     return torch.ones(*shape, dtype=torch.float16, requires_grad=requires_grad)
 
 
+def matmul_entries(make_a, b):
+    """a·b through hgemm.matmul without grad and with grad (which takes the operator) and the three
+    operators, a from make_a(requires_grad)."""
+    return [
+        ("hgemm.matmul", lambda: hgemm.matmul(make_a(False), b)),
+        ("hgemm::mm", lambda: hgemm.matmul(make_a(True), b)),
+        ("hgemm::mm", lambda: torch.ops.hgemm.mm(make_a(False), b)),
+        ("hgemm::matmul", lambda: torch.ops.hgemm.matmul(make_a(False), b)),
+        ("hgemm::addmm", lambda: torch.ops.hgemm.addmm(None, make_a(False), b)),
+    ]
+
+
 @needs_torch
 def test_a_wrong_dtype_reads_alike_everywhere():
     b = f16(3, 5)
-    kind, rest = same_everywhere([
-        ("hgemm.matmul", lambda: hgemm.matmul(f16(4, 3).float(), b)),
-        ("hgemm::mm", lambda: hgemm.matmul(f16(4, 3).float().requires_grad_(), b)),  # with grad: the operator
-        ("hgemm::mm", lambda: torch.ops.hgemm.mm(f16(4, 3).float(), b)),
-        ("hgemm::matmul", lambda: torch.ops.hgemm.matmul(f16(4, 3).float(), b)),
-        ("hgemm::addmm", lambda: torch.ops.hgemm.addmm(None, f16(4, 3).float(), b)),
-    ], "a")
+    kind, rest = same_everywhere(matmul_entries(lambda grad: f16(4, 3).float().requires_grad_(grad), b), "a")
     assert kind is TypeError and rest == "argument 'a': expected dtype float16 or bfloat16, got float32"
     with pytest.raises(TypeError, match=r"^hgemm.nn.linear: argument 'input': expected dtype float16 or bfloat16, "
                                         r"got float32"):
@@ -91,13 +97,7 @@ def test_mixed_dtypes_read_alike_everywhere():
 @needs_torch
 def test_shapes_that_do_not_match_read_alike_everywhere():
     a, b = f16(4, 3), f16(4, 5)
-    kind, rest = same_everywhere([
-        ("hgemm.matmul", lambda: hgemm.matmul(a, b)),
-        ("hgemm::mm", lambda: hgemm.matmul(f16(4, 3, requires_grad=True), b)),
-        ("hgemm::mm", lambda: torch.ops.hgemm.mm(a, b)),
-        ("hgemm::matmul", lambda: torch.ops.hgemm.matmul(a, b)),
-        ("hgemm::addmm", lambda: torch.ops.hgemm.addmm(None, a, b)),
-    ], "b")
+    kind, rest = same_everywhere(matmul_entries(lambda grad: f16(4, 3, requires_grad=grad), b), "b")
     assert kind is ValueError and "shapes do not match" in rest
 
 
@@ -160,12 +160,7 @@ def test_kernel_id_and_accum_read_alike_everywhere():
 def test_cpu_tensors_read_alike_everywhere():
     """Valid arguments on the CPU: the device is refused last, naming the tensor, with TypeError."""
     a, b = f16(4, 3), f16(3, 5)
-    kind, rest = same_everywhere([
-        ("hgemm.matmul", lambda: hgemm.matmul(a, b)),
-        ("hgemm::mm", lambda: hgemm.matmul(f16(4, 3, requires_grad=True), b)),
-        ("hgemm::mm", lambda: torch.ops.hgemm.mm(a, b)),
-        ("hgemm::matmul", lambda: torch.ops.hgemm.matmul(a, b)),
-        ("hgemm::addmm", lambda: torch.ops.hgemm.addmm(None, a, b)),
+    kind, rest = same_everywhere(matmul_entries(lambda grad: f16(4, 3, requires_grad=grad), b) + [
         ("hgemm::addmm", lambda: hgemm.nn.linear(a, f16(5, 3), f16(5))),
     ], "a")
     assert kind is TypeError and rest.startswith("argument 'a': expected an array in CUDA memory, got one on the CPU")
