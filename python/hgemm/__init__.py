@@ -501,10 +501,6 @@ _K_GROUPED = ("hgemm.grouped_mm: a 2-D a and a 2-D b (the K-grouped product of w
               "out[g] = a[:, s_g:e_g] · b[s_g:e_g, :]) takes torch tensors (without autograd) and offs")
 
 
-def _grouped_shape(sa, sb, has_offs, has_m_valid, where=_GROUPED):
-    return _checks.grouped_shape(where, sa, sb, has_offs, has_m_valid)
-
-
 def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     """Grouped products in one launch, as torch._grouped_mm (mixture-of-experts layers):
 
@@ -531,7 +527,7 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     """
     sa, sb = (_checks.array_shape(_GROUPED, name, x, what="2-D or 3-D") for name, x in (("a", a), ("b", b)))
     _checks.operands(_GROUPED, a.dtype, b.dtype)
-    shape = _grouped_shape(sa, sb, offs is not None, m_valid is not None)
+    shape = _checks.grouped_shape(_GROUPED, sa, sb, offs is not None, m_valid is not None)
     if shape[0] is None:
         return _k_grouped_mm(a, b, offs, shape, out_dtype, out)
     sizes, masked = (m_valid, True) if len(sa) == 3 else (offs, False)
@@ -547,7 +543,8 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
                 or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
             if out is not None:
                 _checks.fail(ValueError, _GROUPED, "out", "expected None with tensors that require grad (or under "
-                             "torch.compile: the result is a new tensor, and out= would drop the gradient), got a tensor")
+                             "torch.compile: the result is a new tensor, and out= would drop the gradient), "
+                             "got a tensor")
             from . import torch_ops
 
             dtype = None if out_dtype is None else _torch_dtype(torch, out_dtype)
@@ -603,12 +600,12 @@ def _k_grouped_mm(a, b, offs, shape, out_dtype, out):
         _checks.out_shape(_GROUPED, out.shape, shape)
     from . import torch_ops
 
-    return torch_ops.k_grouped_into(a, b, offs, out)
+    return torch_ops.k_grouped_into(a, b, offs, out, _GROUPED)
 
 
 def _torch_sizes(torch, t, name, where=_GROUPED):
-    """(data_ptr, count, device) of an int32 tensor of group sizes, for the native layer."""
-    _checks.dtype(where, name, t.dtype, ("int32",))
+    """(data_ptr, count, device) of a tensor of group sizes for the native layer: a contiguous
+    one, its dtype and length already checked by _checks.group_sizes."""
     if t.dim() != 1 or (t.shape[0] > 1 and t.stride(0) != 1):
         _checks.fail(ValueError, where, name, f"expected a contiguous 1-D tensor, got shape {tuple(t.shape)} and "
                                               f"strides {t.stride()}")

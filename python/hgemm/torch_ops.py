@@ -48,7 +48,7 @@ torch.library.custom_op, whose wrapper costs more host time per call.
 import torch
 
 from . import _checks
-from . import _ACTIVATIONS, _check_kernel, _grouped_shape, _out_shape, _to_3d, _torch_codes, _torch_stream, _torch_view
+from . import _ACTIVATIONS, _check_kernel, _out_shape, _to_3d, _torch_codes, _torch_stream, _torch_view
 from ._hgemm import gemm_views as _gemm_views
 from ._hgemm import grouped_gemm_views as _grouped_gemm_views
 from ._hgemm import k_grouped_gemm_views as _k_grouped_gemm_views
@@ -546,7 +546,7 @@ _lib.define("_k_grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor")
 def _grouped_mm_shape(a, b, offs, m_valid, out_dtype):
     where = "hgemm::grouped_mm"
     _check_args("grouped_mm", a, b, "f32", "auto", out_dtype)
-    shape = _grouped_shape(tuple(a.shape), tuple(b.shape), offs is not None, m_valid is not None, where)
+    shape = _checks.grouped_shape(where, tuple(a.shape), tuple(b.shape), offs is not None, m_valid is not None)
     if shape[0] is None:
         raise NotImplementedError("hgemm::grouped_mm: a 2-D a and b (the K-grouped product) is not an operator "
                                   "with autograd; hgemm.grouped_mm computes it without gradients")
@@ -595,14 +595,14 @@ def _k_grouped_mm_cuda(a, b, offs):
     return k_grouped_into(a, b, offs, a.new_empty(_k_grouped_shape(a, b, offs)))
 
 
-def k_grouped_into(a, b, offs, out):
+def k_grouped_into(a, b, offs, out, where="hgemm::_k_grouped_mm"):
     """The K-grouped product into out (G×P×Q with row-major rows, any of float16, bfloat16 and
     float32). The layout takes a column-major (as x.t() of a row-major x) and b row-major (as dy);
     other layouts are copied."""
     groups, m, n = out.shape
     for name, t in (("a", a), ("b", b), ("offs", offs), ("out", out)):
         if not t.is_cuda:
-            _checks.cuda("hgemm.grouped_mm (K-grouped)", name, t.device)
+            _checks.cuda(where, name, t.device)
     if out.numel() == 0:
         return out
     if a.shape[1] == 0:
