@@ -35,6 +35,7 @@ struct Row {
   std::int64_t offset = 0;  // bytes added to every pointer
   float beta = 0.f;
   std::int64_t batch = 1;   // a strided batch, the matrices one after another
+  enum class Epi { None, Linear, Scaled } epilogue = Epi::None;  // bias, tanh-GELU and aux; then also scales
 };
 
 Matmul problem(const Row& r) {
@@ -46,6 +47,15 @@ Matmul problem(const Row& r) {
   p.ldc = p.ldd = r.ld ? r.ld : std::max<std::int64_t>(1, r.n);
   p.a = fake(1, r.offset), p.b = fake(2, r.offset), p.c = fake(3, r.offset);
   p.d = const_cast<void*>(fake(3, r.offset));
+  if (r.epilogue != Row::Epi::None) {
+    Epilogue& e = p.epilogue;
+    e.bias_along = BiasAlong::N, e.bias = fake(5), e.bias_type = r.out;
+    e.activation = Activation::GELUTanh;
+    e.aux_output = true, e.aux = const_cast<void*>(fake(6)), e.aux_type = r.out, e.ldaux = r.n;
+    if (r.epilogue == Row::Epi::Scaled)
+      e.scale_rows = e.scale_cols = true, e.row_scale = static_cast<const float*>(fake(7)),
+      e.col_scale = static_cast<const float*>(fake(8));
+  }
   p.batch = r.batch;
   if (r.batch > 1) {
     p.stride_a = p.lda * (r.op_a == Op::N ? r.m : r.k), p.stride_b = p.ldb * (r.op_b == Op::N ? r.k : r.n);
@@ -119,6 +129,19 @@ std::vector<Row> rows() {
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
     out.back().beta = 0.5f;
   }
+  // Fused epilogues: the instantiation that runs (the plan's store code) follows the epilogue,
+  // the accumulators and the store path; the schedule does not.
+  for (DataType o : {DataType::F16, DataType::BF16, DataType::F32})
+    for (const bench::Shape& s : bench::parse_shapes(
+             "4096x4096x4096,4096x4096x128,8192x8192x8192,128x4096x4096,16x4096x4096,1000x1000x1000,2047x2047x2047"))
+      for (Row::Epi epi : {Row::Epi::Linear, Row::Epi::Scaled}) {
+        add(s, Op::N, Op::T, Accum::F32, o == DataType::F16 ? DataType::F16 : DataType::BF16, o);
+        out.back().epilogue = epi;
+      }
+  for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,256x256x128")) {
+    add(s, Op::N, Op::T, Accum::F16, DataType::F16, DataType::F16);
+    out.back().epilogue = Row::Epi::Linear;
+  }
   return out;
 }
 
@@ -128,6 +151,7 @@ std::string label(const Row& r) {
     << " " << data_type_name(r.in) << "->" << data_type_name(r.out) << " " << r.shape;
   if (r.offset) s << " +" << r.offset << "B";
   if (r.beta != 0.f) s << " beta";
+  if (r.epilogue != Row::Epi::None) s << (r.epilogue == Row::Epi::Linear ? " +bias,gelu_tanh,aux" : " +bias,gelu_tanh,aux,scales");
   return s.str();
 }
 

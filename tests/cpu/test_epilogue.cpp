@@ -185,8 +185,14 @@ Matmul problem(std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b,
   return p;
 }
 
+// The plan without the instantiation's store code (Plan::finish), which an epilogue changes.
+std::string schedule_of(Choice c) {
+  c.plan.finish = engine::TileFinish::Any;
+  return describe(c);
+}
+
 // The engine applies the epilogue on whatever path its plan takes: the plan, store path
-// included, is the same with and without one (so the golden table needs no epilogue rows).
+// included, is the same with and without one; only the instantiation's store code differs.
 TEST(EpilogueDispatch, TheEnginePlanDoesNotDependOnTheEpilogue) {
   const Device h200 = described_h200();
   for (const char* shape : {"1000x1000x1000", "2048x2048x2048", "2047x2047x2047", "16x4096x4096", "7x3500x1000",
@@ -198,9 +204,76 @@ TEST(EpilogueDispatch, TheEnginePlanDoesNotDependOnTheEpilogue) {
       std::string why;
       ASSERT_EQ(choose_auto(problem(m, n, k, Op::N, Op::T, false, beta), h200, &plain, &why), Status::Success) << why;
       ASSERT_EQ(choose_auto(problem(m, n, k, Op::N, Op::T, true, beta), h200, &fused, &why), Status::Success) << why;
-      EXPECT_EQ(describe(plain), describe(fused)) << shape;
+      EXPECT_EQ(schedule_of(plain), schedule_of(fused)) << shape;
       EXPECT_TRUE(fused.entry->fuses_epilogue) << shape;
     }
+}
+
+// Which instantiation's store code runs (Plan::finish): the plain one for alpha·op(A)·op(B)
+// alone, the fused-in-registers one of Wide and Narrow for a bias, aux and activation stored by
+// TMA with f32 accumulators, the general one for everything else.
+TEST(EpilogueDispatch, ThePlanNamesTheStoreCodeThatRuns) {
+  using engine::TileFinish;
+  const Device h200 = described_h200();
+  auto finish = [&](Matmul p) {
+    Choice c;
+    std::string why;
+    EXPECT_EQ(choose_auto(p, h200, &c, &why), Status::Success) << why;
+    return c.plan.finish;
+  };
+  // A Linear layer's epilogue: bias, aux, activation (problem()'s, without its scales).
+  auto linear = [](std::int64_t m, std::int64_t n, std::int64_t k, float beta = 0.f) {
+    Matmul p = problem(m, n, k, Op::N, Op::T, true, beta);
+    p.epilogue.scale_rows = p.epilogue.scale_cols = false;
+    return p;
+  };
+  auto with_f16_accum = [](Matmul p) {
+    p.accum = Accum::F16;
+    return p;
+  };
+  for (const char* shape : {"2048x2048x2048", "4096x4096x128", "100x17024x1600", "8192x8192x8192"}) {
+    SCOPED_TRACE(shape);
+    std::int64_t m, n, k;
+    ASSERT_EQ(std::sscanf(shape, "%ldx%ldx%ld", &m, &n, &k), 3);
+    EXPECT_EQ(finish(problem(m, n, k, Op::N, Op::T, false)), TileFinish::Plain);
+    EXPECT_EQ(finish(linear(m, n, k)), TileFinish::FusedInRegisters);
+    EXPECT_EQ(finish(linear(m, n, k, 1.f)), TileFinish::Any) << "C read";
+    EXPECT_EQ(finish(problem(m, n, k, Op::N, Op::T, false, 1.f)), TileFinish::Any) << "C read";
+    EXPECT_EQ(finish(problem(m, n, k, Op::N, Op::T, true)), TileFinish::Any) << "scales";
+    EXPECT_EQ(finish(with_f16_accum(linear(m, n, k))), TileFinish::Any) << "f16 accumulators";
+  }
+  // Staged rows (a ragged D), split-K partials, cluster split-K and the swapped kernels: the
+  // general code with or without an epilogue.
+  for (const char* shape : {"2047x2047x2047", "16x64x65536", "24x2200x8300", "16x4096x4096", "64x8192x8192"})
+    for (bool epilogue : {false, true}) {
+      std::int64_t m, n, k;
+      ASSERT_EQ(std::sscanf(shape, "%ldx%ldx%ld", &m, &n, &k), 3);
+      EXPECT_EQ(finish(epilogue ? linear(m, n, k) : problem(m, n, k, Op::N, Op::T, false)), TileFinish::Any)
+          << shape << " " << epilogue;
+    }
+  // A tile per CTA has a plain instantiation for any store path, and no fused-in-registers one.
+  EXPECT_EQ(finish(problem(1000, 1000, 1000, Op::N, Op::T, false)), TileFinish::Plain);
+  EXPECT_EQ(finish(linear(1000, 1000, 1000)), TileFinish::Any);
+}
+
+// The short-K entry of the tiles per CTA: 64-row tiles, f32 accumulators, K of two slices at most.
+TEST(EpilogueDispatch, TheShortKEntryIsInThePlan) {
+  const Device h200 = described_h200();
+  auto plan_of = [&](Matmul p) {
+    Choice c;
+    std::string why;
+    EXPECT_EQ(choose_auto(p, h200, &c, &why), Status::Success) << why;
+    return c.plan;
+  };
+  for (std::int64_t k : {1, 64, 128, 129, 512}) {
+    const engine::Plan plan = plan_of(problem(256, 256, k, Op::N, Op::T, false));
+    EXPECT_EQ(plan.bm, 64) << k;
+    EXPECT_EQ(plan.short_k, k <= engine::kShortK) << k << ": " << engine::describe(plan);
+    Matmul f16 = problem(256, 256, k, Op::N, Op::T, false);
+    f16.accum = Accum::F16;
+    EXPECT_FALSE(plan_of(f16).short_k) << k;
+  }
+  EXPECT_FALSE(plan_of(problem(4096, 4096, 128, Op::N, Op::T, false)).short_k) << "a persistent kernel";
 }
 
 // Off Hopper auto takes the same kernel as without an epilogue, one that does not fuse it:

@@ -9,9 +9,9 @@
 
 namespace hgemm::detail::engine {
 
-/// SWAPPED: the kernel runs the swapped problem and writes D transposed; PLAIN: every tile is
-/// stored by TMA as it is (no fused epilogue, no C, no partial sums). Reg/R: the accumulators.
-template <int BN, bool SWAPPED, bool PLAIN, typename Reg, int R>
+/// SWAPPED: the kernel runs the swapped problem and writes D transposed; FINISH: the store code
+/// compiled in (TileFinish). Reg/R: the accumulators.
+template <int BN, bool SWAPPED, TileFinish FINISH, typename Reg, int R>
 struct ConsumerEpilogue {
   using Staged = StagedEpilogue<BN, Reg, R>;
   using Buffers = std::uint8_t[2][kCChunkBytes];
@@ -29,15 +29,31 @@ struct ConsumerEpilogue {
     finish_accumulators<BN, SWAPPED>(p.out, batch, p.m, p.n, m0, n0, acc, reinterpret_cast<float*>(buffers));
   }
 
+  /// FusedInRegisters: the bias of the warpgroup's 64 rows at (m0, n0) of unit u, loaded at the
+  /// start of its k-loop for store.
+  template <typename Unit>
+  static __device__ __forceinline__ void load_bias(const KernelParams& p, const Unit& u, int m0, int n0,
+                                                   TileBias<BN>& bias) {
+    if constexpr (FINISH == TileFinish::FusedInRegisters) load_tile_bias<BN, false>(p.out.epi, u.batch, p.m, p.n, m0, n0, bias);
+  }
+
   /// A finished tile (or split) of unit u, the warpgroup's 64 rows at (m0, n0), → D by the
   /// launch's path (with the fused epilogue, the values it finished, stored as they are).
+  /// FusedInRegisters: `bias` is what load_bias loaded for the same tile.
   template <typename Unit>
   static __device__ void store(Buffers& buffers, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
-                               Reg (&acc)[R], int m0, int n0, unsigned barrier_id, typename Staged::Pending& pending) {
-    if constexpr (PLAIN)
-      Staged::store_tile(buffers, map_d, acc, m0, n0, p.batched ? u.batch : -1, p.out.of_product(u.batch), pending);
-    else
+                               Reg (&acc)[R], int m0, int n0, unsigned barrier_id, typename Staged::Pending& pending,
+                               const TileBias<BN>* bias = nullptr) {
+    const int z = p.batched ? u.batch : -1;
+    if constexpr (FINISH == TileFinish::Plain) {
+      Staged::store_tile(buffers, map_d, acc, m0, n0, z, p.out.of_product(u.batch), pending);
+    } else if constexpr (FINISH == TileFinish::FusedInRegisters) {
+      static_assert(std::is_same_v<Reg, float> && !SWAPPED, "the fused epilogue in registers needs f32 accumulators");
+      finish_in_registers<BN, false>(p.out, u.batch, p.m, p.n, m0, n0, *bias, acc);
+      Staged::store_tile(buffers, map_d, acc, m0, n0, z, p.out.of_product(u.batch).finished(), pending);
+    } else {
       store_by_path(buffers, p, map_d, u, acc, m0, n0, barrier_id, pending);
+    }
   }
 
   /// store for the general kernels: any store path, the fused epilogue first.

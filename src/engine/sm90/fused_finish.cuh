@@ -105,6 +105,94 @@ __device__ __forceinline__ void store_aux_in_registers(const FusedEpilogue& e, i
     store_aux_from_registers<A, N>(e, b, rows, cols, row0, col0, d);
 }
 
+/// bias[i] as a float where `inside`, else -0 (x + -0 = x).
+template <typename B>
+__device__ __forceinline__ float bias_value(const B* bias, std::int64_t i, bool inside) {
+  if constexpr (std::is_same_v<B, float>)
+    return inside ? bias[i] : -0.f;
+  else if constexpr (std::is_same_v<B, __half>)
+    return inside ? __half2float(bias[i]) : -0.f;
+  else
+    return inside ? __bfloat162float(bias[i]) : -0.f;
+}
+
+/// The bias values one lane needs for a warpgroup's m64nN tile, loaded ahead of its epilogue
+/// (load_tile_bias), so that the loads' latency passes under the tile's k-loop. A bias along the
+/// tile's rows (D's rows; D's columns when TRANSPOSED) is two values per lane, its rows lane/4
+/// and 8 further; a bias along its columns is column col0 + lane + 32j in `v[j]`, one round of
+/// coalesced loads, from which each lane takes its pairs' values by shuffles (add_tile_bias).
+/// No bias: -0 (x + -0 = x).
+template <int N>
+struct TileBias {
+  static constexpr int kPerLane = (N + 31) / 32 > 2 ? (N + 31) / 32 : 2;
+  float v[kPerLane];
+};
+
+/// What a kernel without the fused epilogue in registers keeps instead of a TileBias.
+struct NoTileBias {};
+
+template <typename B, int N, bool TRANSPOSED>
+__device__ __forceinline__ void load_tile_bias_as(const FusedEpilogue& e, int b, std::int64_t rows, std::int64_t cols,
+                                                  std::int64_t row0, std::int64_t col0, TileBias<N>& t) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+  const B* bias = static_cast<const B*>(e.bias) + (e.bias ? b * e.stride_bias : 0);
+  auto value = [&](std::int64_t i, bool inside) { return bias_value(bias, i, inside && e.bias); };
+  if (TRANSPOSED ? !e.bias_per_row : e.bias_per_row) {
+    const std::int64_t top = row0 + warp * 16 + lane / 4;
+    t.v[0] = value(top, top < rows), t.v[1] = value(top + 8, top + 8 < rows);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < TileBias<N>::kPerLane; ++j) {
+    const int i = lane + 32 * j;
+    t.v[j] = i < N ? value(col0 + i, col0 + i < cols) : 0.f;
+  }
+}
+
+/// The bias of the tile at (row0, col0) of product b of the `rows` × `cols` problem the kernel
+/// runs, for add_tile_bias.
+template <int N, bool TRANSPOSED>
+__device__ __forceinline__ void load_tile_bias(const FusedEpilogue& e, int b, std::int64_t rows, std::int64_t cols,
+                                               std::int64_t row0, std::int64_t col0, TileBias<N>& t) {
+  switch (e.bias_type) {
+    case DataType::F16: return load_tile_bias_as<__half, N, TRANSPOSED>(e, b, rows, cols, row0, col0, t);
+    case DataType::BF16: return load_tile_bias_as<__nv_bfloat16, N, TRANSPOSED>(e, b, rows, cols, row0, col0, t);
+    default: return load_tile_bias_as<float, N, TRANSPOSED>(e, b, rows, cols, row0, col0, t);
+  }
+}
+
+/// alpha·acc + bias on f32 accumulators, pair by pair in registers. The product rounds before
+/// the bias is added (__fmul_rn), as in finish_element. Nothing goes through shared memory, so
+/// the epilogue never waits for the previous tile's TMA stores to read their buffers.
+template <int N, bool TRANSPOSED>
+__device__ __forceinline__ void add_tile_bias(const Output& o, const TileBias<N>& t, float* d) {
+  const int lane = threadIdx.x % 32;
+  if (TRANSPOSED ? !o.epi.bias_per_row : o.epi.bias_per_row) {
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q) {
+      const float2 v = accumulator_pair(d, q);
+      const float add = q % 2 ? t.v[1] : t.v[0];
+      set_accumulator_pair(d, q, make_float2(__fmul_rn(o.alpha, v.x) + add, __fmul_rn(o.alpha, v.y) + add));
+    }
+    return;
+  }
+#pragma unroll
+  for (int jj = 0; jj < N / 8; ++jj) {  // pairs 2jj (row lane/4) and 2jj + 1 (8 rows down) share columns
+    // Columns 8jj + 2(lane % 4) and the next: in v[jj / 4] of lanes 8(jj % 4) + 2(lane % 4) and the next.
+    const int from = 8 * (jj % 4) + 2 * (lane % 4);
+    const float2 add =
+        make_float2(__shfl_sync(0xffffffffu, t.v[jj / 4], from), __shfl_sync(0xffffffffu, t.v[jj / 4], from + 1));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float2 v = accumulator_pair(d, 2 * jj + h);
+      set_accumulator_pair(d, 2 * jj + h,
+                           make_float2(__fmul_rn(o.alpha, v.x) + add.x, __fmul_rn(o.alpha, v.y) + add.y));
+    }
+  }
+}
+
+/// load_tile_bias and add_tile_bias in one, for the general kernels (whose register allocation
+/// this form keeps).
 /// alpha·acc + bias on f32 accumulators, pair by pair in registers. The product rounds
 /// before the bias is added (__fmul_rn), as in finish_element; no bias adds -0 (x + -0 = x). A
 /// bias along the tile's rows (D's rows; D's columns when TRANSPOSED) is two values per lane. A
@@ -118,15 +206,7 @@ __device__ __forceinline__ void add_bias_in_registers(const Output& o, int b, st
   const FusedEpilogue& e = o.epi;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const B* bias = static_cast<const B*>(e.bias) + (e.bias ? b * e.stride_bias : 0);
-  auto value = [&](std::int64_t i, bool inside) {
-    inside = inside && e.bias;
-    if constexpr (std::is_same_v<B, float>)
-      return inside ? bias[i] : -0.f;
-    else if constexpr (std::is_same_v<B, __half>)
-      return inside ? __half2float(bias[i]) : -0.f;
-    else
-      return inside ? __bfloat162float(bias[i]) : -0.f;
-  };
+  auto value = [&](std::int64_t i, bool inside) { return bias_value(bias, i, inside && e.bias); };
   if (TRANSPOSED ? !e.bias_per_row : e.bias_per_row) {
     const std::int64_t top = row0 + warp * 16 + lane / 4;
     const float bias_top = value(top, top < rows), bias_bottom = value(top + 8, top + 8 < rows);
@@ -168,6 +248,38 @@ __device__ __forceinline__ void activate_in_registers(float* d) {
   for (int i = 0; i < N / 2; ++i) d[i] = activate(ACT, d[i]);
 }
 
+/// After the bias: aux stored from the accumulators, then the activation on them, in registers.
+template <int N, bool TRANSPOSED>
+__device__ __forceinline__ void aux_and_activation_in_registers(const Output& o, int b, std::int64_t rows,
+                                                                std::int64_t cols, std::int64_t row0, std::int64_t col0,
+                                                                float* d) {
+  if (o.epi.aux) switch (o.epi.aux_type) {
+      case DataType::F16: store_aux_in_registers<__half, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
+      case DataType::BF16:
+        store_aux_in_registers<__nv_bfloat16, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d);
+        break;
+      default: store_aux_in_registers<float, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
+    }
+  switch (o.epi.act) {
+    case Activation::ReLU: return activate_in_registers<Activation::ReLU, N>(d);
+    case Activation::GELU: return activate_in_registers<Activation::GELU, N>(d);
+    case Activation::GELUTanh: return activate_in_registers<Activation::GELUTanh, N>(d);
+    case Activation::SiLU: return activate_in_registers<Activation::SiLU, N>(d);
+    default: return;
+  }
+}
+
+/// The fused epilogue on f32 accumulators where in_registers_only(o) holds: bias (loaded by
+/// load_tile_bias for the same tile), aux, then the activation, all in registers
+/// (finish_accumulators' arguments, without scratch).
+template <int N, bool TRANSPOSED>
+__device__ __forceinline__ void finish_in_registers(const Output& o, int b, std::int64_t rows, std::int64_t cols,
+                                                    std::int64_t row0, std::int64_t col0, const TileBias<N>& bias,
+                                                    float* d) {
+  add_tile_bias<N, TRANSPOSED>(o, bias, d);
+  aux_and_activation_in_registers<N, TRANSPOSED>(o, b, rows, cols, row0, col0, d);
+}
+
 /// The fused epilogue applied to one warpgroup's m64nN accumulators in place, for the tile at
 /// (row0, col0) of product b of the `rows` × `cols` problem the kernel runs (TRANSPOSED: its
 /// (r, c) is D(c, r)): afterwards they hold alpha·acc + beta·C → bias → aux → activation →
@@ -175,7 +287,7 @@ __device__ __forceinline__ void activate_in_registers(float* d) {
 /// (read where it lies, not copied: the accumulators leave few registers).
 ///
 /// With f32 accumulators and without C and scales it is applied in registers
-/// (add_bias_in_registers, store_aux_in_registers, activate_in_registers). Otherwise the values go
+/// (add_bias_in_registers, then aux_and_activation_in_registers). Otherwise the values go
 /// through `scratch` (kFinishScratchBytes) 64 columns at a time, so that each lane
 /// owns whole columns of D: it walks down its columns, loading a column's bias and scale once,
 /// while consecutive lanes touch consecutive columns of C, aux and the vectors. Two rolled
@@ -197,20 +309,7 @@ __device__ __forceinline__ void finish_accumulators(const Output& o, int b, std:
           break;
         default: add_bias_in_registers<float, N, TRANSPOSED>(o, b, rows, cols, row0, col0, d); break;
       }
-      if (o.epi.aux) switch (o.epi.aux_type) {
-          case DataType::F16: store_aux_in_registers<__half, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
-          case DataType::BF16:
-            store_aux_in_registers<__nv_bfloat16, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d);
-            break;
-          default: store_aux_in_registers<float, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
-        }
-      switch (o.epi.act) {
-        case Activation::ReLU: return activate_in_registers<Activation::ReLU, N>(d);
-        case Activation::GELU: return activate_in_registers<Activation::GELU, N>(d);
-        case Activation::GELUTanh: return activate_in_registers<Activation::GELUTanh, N>(d);
-        case Activation::SiLU: return activate_in_registers<Activation::SiLU, N>(d);
-        default: return;
-      }
+      return aux_and_activation_in_registers<N, TRANSPOSED>(o, b, rows, cols, row0, col0, d);
     }
   }
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;

@@ -16,9 +16,7 @@ struct TilesOf {
   using Kernel = TilePerCtaKernel<DeepestRing<shape_info(S).bm, shape_info(S).bn, false, PLAIN>, A_MN, B_MN, Acc, In>;
 };
 
-/// The deepest K at which 64-row tiles take the short-K entry: a ring of two slices at most, small
-/// enough for eight CTAs of one warpgroup per SM.
-constexpr std::int64_t kShortK = 2 * BK;
+static_assert(kShortK == 2 * BK, "the short-K entry's ring holds every slice of its K");
 
 /// The __global__ entry of the tiles per CTA. SHORT_K: a launch over at most kShortK of 64-row
 /// tiles with f32 accumulators, one warpgroup (no producer warp: the ring holds every slice)
@@ -50,7 +48,16 @@ Status launch_ring_for_k(const KernelLaunch& l, std::string* message) {
     using K = typename decltype(tag)::type;
     if constexpr (K::BM == 64 && std::is_same_v<typename K::Mma::Reg, float>) {
       static_assert(K::threads(kShortK) == 128, "a short K needs no producer warp");
-      if (l.params.k <= kShortK) return launch_tile_kernel<K, true>(l, message);
+      if (l.short_k) {
+        if (l.params.k > kShortK) {
+          *message = "internal: a short-K plan over a longer K";
+          return Status::CudaError;
+        }
+        return launch_tile_kernel<K, true>(l, message);
+      }
+    } else if (l.short_k) {
+      *message = "internal: a short-K plan for a kernel without the entry";
+      return Status::CudaError;
     }
     return launch_tile_kernel<K, false>(l, message);
   });

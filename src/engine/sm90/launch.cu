@@ -89,7 +89,9 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   }
   l.a_mn = ops.a_mn, l.b_mn = ops.b_mn, l.accum = p.accum, l.in = p.a_type;
   l.grid = plan.grid, l.cluster = plan.cluster, l.stream = stream;
-  l.plain = k.out.c == nullptr && !k.out.epi.on && k.cluster_splits <= 1 && plan.store != StorePath::Partials;
+  l.plain = plan.finish == TileFinish::Plain;
+  l.fused_in_registers = plan.finish == TileFinish::FusedInRegisters;
+  l.short_k = plan.short_k;
   const bool stream_k = plan.choice.scheduler == Scheduler::StreamK;
   Status s;
   switch (plan.choice.shape) {

@@ -27,9 +27,9 @@ struct KernelLaunch {
   unsigned grid = 0;
   int cluster = 1;
   cudaStream_t stream = nullptr;
-  /// D = alpha·op(A)·op(B), nothing else: no C, no fused epilogue, no splits of K to add. The
-  /// kernels run their PLAIN instantiation where it has the plan's store path.
-  bool plain = false;
+  /// The plan's instantiation (Plan::finish, Plan::short_k): the PLAIN or FusedInRegisters
+  /// instantiation of the kernel, its short-K entry.
+  bool plain = false, fused_in_registers = false, short_k = false;
 };
 
 // The per-kernel launchers, one translation unit each (they compile in parallel).

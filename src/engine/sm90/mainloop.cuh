@@ -26,22 +26,25 @@ constexpr int kSmemLimit = 227 * 1024;  // per block on sm_90
 /// (sharing B by multicast), STAGES ring slots; SWAPPED: the kernel runs the swapped problem and
 /// writes its C^T into D transposed; STREAM_K: the scheduler can share tiles' K between clusters
 /// (a separate instantiation, so the stream-K branches cost nothing where they are never taken;
-/// measured: docs/ladder.md#stream-k); PLAIN: every tile is stored by TMA as it is (no fused
-/// epilogue, no C, no splits added in the cluster), the other store paths left out.
-template <int BN_, int CLUSTER_, int STAGES_, bool SWAPPED_, bool STREAM_K_ = false, bool PLAIN_ = false>
+/// measured: docs/ladder.md#stream-k); FINISH: the store code it holds (TileFinish).
+template <int BN_, int CLUSTER_, int STAGES_, bool SWAPPED_, bool STREAM_K_ = false, TileFinish FINISH_ = TileFinish::Any>
 struct Persistent {
   static constexpr int BM = engine::BM, BN = BN_, CLUSTER = CLUSTER_, STAGES = STAGES_;
   static constexpr int READERS = CONSUMERS;  ///< consumer warpgroups reading each ring slot (64 rows each)
-  static constexpr bool SWAPPED = SWAPPED_, STREAM_K = STREAM_K_, PLAIN = PLAIN_;
-  static_assert(!(PLAIN && SWAPPED), "a swapped kernel stores D transposed, never by TMA");
+  static constexpr bool SWAPPED = SWAPPED_, STREAM_K = STREAM_K_;
+  static constexpr TileFinish FINISH = FINISH_;
+  static constexpr bool PLAIN = FINISH == TileFinish::Plain;
+  static_assert(FINISH == TileFinish::Any || !SWAPPED, "a swapped kernel stores D transposed, never by TMA");
 };
 template <typename C>
-using WithStreamK = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, true, C::PLAIN>;
-/// C for the plain launches that store tiles by TMA (KernelLaunch::plain): the code those run, a
-/// small part of the general kernel's, then lies together instead of spread among the other
-/// store paths, which a small problem fetches cold.
+using WithStreamK = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, true, C::FINISH>;
+/// C for the plain launches that store tiles by TMA (KernelLaunch::plain).
 template <typename C>
-using PlainOf = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, C::STREAM_K, true>;
+using PlainOf = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, C::STREAM_K, TileFinish::Plain>;
+/// C for the launches whose fused epilogue runs in registers before a TMA store
+/// (KernelLaunch::fused_in_registers).
+template <typename C>
+using FusedInRegistersOf = Persistent<C::BN, C::CLUSTER, C::STAGES, C::SWAPPED, C::STREAM_K, TileFinish::FusedInRegisters>;
 
 /// The work order of configuration C: cluster tiles of CLUSTER×BM rows by BN columns.
 template <typename C>

@@ -88,4 +88,12 @@ struct KernelParams {
   StreamKHandover stream_k;   ///< on when parked is set
 };
 
+/// The finishing code a persistent instantiation holds: Any, every store path and the fused
+/// epilogue (the general kernel); Plain, tiles stored by TMA as they are (no fused epilogue, no
+/// C, no splits added in the cluster); FusedInRegisters, the fused epilogue in registers (f32
+/// accumulators, no C, no scales) and then the TMA store. The code a launch of the last two runs
+/// then lies together instead of spread among the other paths, whose instruction fetches a short
+/// unit waits for (docs/engine.md#the-fused-epilogue).
+enum class TileFinish : std::uint8_t { Any, Plain, FusedInRegisters };
+
 }  // namespace hgemm::detail::engine

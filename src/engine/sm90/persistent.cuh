@@ -24,7 +24,7 @@ struct PersistentKernel {
   using Unit = typename Loop::Unit;
   using Reg = typename Loop::Reg;
   static constexpr int kRegs = Loop::kRegs;
-  using Epilogue = ConsumerEpilogue<BN, C::SWAPPED, C::PLAIN, Reg, kRegs>;
+  using Epilogue = ConsumerEpilogue<BN, C::SWAPPED, C::FINISH, Reg, kRegs>;
   using Staged = typename Epilogue::Staged;
   struct Smem {
     typename Loop::Stage stage[STAGES];
@@ -41,7 +41,7 @@ struct PersistentKernel {
   /// Whether this launch is a cluster split-K one (only single-CTA configurations without the
   /// stream-K branches have the path): producer and consumers must agree on its cluster_sync.
   static __device__ bool adds_splits_in_cluster(const KernelParams& p) {
-    if constexpr (CLUSTER == 1 && !C::STREAM_K && !C::PLAIN)
+    if constexpr (CLUSTER == 1 && !C::STREAM_K && C::FINISH == TileFinish::Any)
       return p.cluster_splits > 1;
     else
       return false;
@@ -78,6 +78,8 @@ struct PersistentKernel {
     constexpr bool kOverwrite = !C::STREAM_K && !C::SWAPPED;
     Reg acc[kRegs];
     if constexpr (kOverwrite) zero_accumulators(acc);
+    constexpr bool kFused = C::FINISH == TileFinish::FusedInRegisters;
+    std::conditional_t<kFused, TileBias<BN>, NoTileBias> bias;  // the unit's bias, loaded under its k-loop
     // The next unit is worked out while the current one's first wgmmas run, not between tiles.
     Unit next = units > 0 ? sched.unit(g, 0) : Unit{};
     for (int i = 0; i < units; ++i) {
@@ -86,7 +88,10 @@ struct PersistentKernel {
       if constexpr (!kOverwrite) zero_accumulators(acc);
       Loop::template accumulate<Staged::kEarlySlices, kOverwrite>(s, u, it, acc, desc_a, desc_b, [&](int kt) {
         if constexpr (!C::SWAPPED) Staged::store_next_chunk(s.c_chunk[consumer], map_d, pending);
-        if (kt == u.k_begin && i + 1 < units) next = sched.unit(g, i + 1);
+        if (kt == u.k_begin) {
+          if constexpr (kFused) Epilogue::load_bias(p, u, m0, n0, bias);
+          if (i + 1 < units) next = sched.unit(g, i + 1);
+        }
       });
       if constexpr (!C::SWAPPED) Staged::store_pending(s.c_chunk[consumer], map_d, pending);  // a short unit
       if (adds_splits_in_cluster(p)) {
@@ -101,7 +106,10 @@ struct PersistentKernel {
         for (int w = u.take_first; w >= 0 && w <= u.take_last; ++w)  // in k order: the same sum every run
           add_parked_accumulators(p.stream_k, handover_slot(w, rank, consumer), acc, barrier_id);
       }
-      Epilogue::store(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending);
+      if constexpr (kFused)
+        Epilogue::store(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending, &bias);
+      else
+        Epilogue::store(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending);
     }
     if constexpr (!C::SWAPPED) Staged::store_pending(s.c_chunk[consumer], map_d, pending);
     // The stores must have read this CTA's shared memory before it exits; their writes to D
@@ -137,13 +145,17 @@ struct PersistentOf {
 };
 
 /// Launches configuration C's persistent kernel for l, with or without the stream-K branches;
-/// a plain launch that stores by TMA takes C's plain instantiation (PlainOf).
+/// a plain launch that stores by TMA takes C's plain instantiation (PlainOf), one whose fused
+/// epilogue runs in registers its FusedInRegistersOf (built for f32 accumulators only).
 template <typename C>
 Status launch_persistent(const KernelLaunch& l, bool stream_k, std::string* message) {
-  if constexpr (!C::PLAIN)
+  if constexpr (C::FINISH == TileFinish::Any) {
     if (l.plain && l.params.store == StorePath::Tma) return launch_persistent<PlainOf<C>>(l, stream_k, message);
-  return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<C>>::template Kernel>(l, message)
-                  : launch_kernel_template<PersistentOf<C>::template Kernel>(l, message);
+    if (l.fused_in_registers) return launch_persistent<FusedInRegistersOf<C>>(l, stream_k, message);
+  }
+  constexpr bool kF16Accum = C::FINISH != TileFinish::FusedInRegisters;
+  return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<C>>::template Kernel, kF16Accum>(l, message)
+                  : launch_kernel_template<PersistentOf<C>::template Kernel, kF16Accum>(l, message);
 }
 
 }  // namespace hgemm::detail::engine

@@ -34,7 +34,7 @@ struct PingPongKernel {
   using Unit = typename Loop::Unit;
   using Reg = typename Loop::Reg;
   static constexpr int kRegs = Loop::kRegs;
-  using Epilogue = ConsumerEpilogue<BN, false, C::PLAIN, Reg, kRegs>;
+  using Epilogue = ConsumerEpilogue<BN, false, C::PLAIN ? TileFinish::Plain : TileFinish::Any, Reg, kRegs>;
   using Staged = typename Epilogue::Staged;
   struct Smem {
     typename Loop::Stage stage[STAGES];

@@ -28,6 +28,22 @@ StorePath store_path(const Matmul& p) {
   return size == 2 ? StorePath::StagedRows : StorePath::Registers;
 }
 
+// The store code of the instantiation that runs the plan (Plan::finish).
+TileFinish finish_of(const Matmul& p, const Plan& plan) {
+  const KernelShape s = plan.choice.shape;
+  if (plan.store == StorePath::Partials || plan.choice.scheduler == Scheduler::ClusterSplitK || p.c_read())
+    return TileFinish::Any;
+  const bool swapped_or_grouped = plan.swapped || !(is_persistent(s) || plan.choice.scheduler == Scheduler::TilePerCta);
+  if (!p.epilogue.enabled()) {
+    if (swapped_or_grouped) return TileFinish::Any;
+    return is_persistent(s) && plan.store != StorePath::Tma ? TileFinish::Any : TileFinish::Plain;
+  }
+  const bool in_registers = p.accum == Accum::F32 && !p.epilogue.scale_rows && !p.epilogue.scale_cols;
+  return (s == KernelShape::Wide || s == KernelShape::Narrow) && in_registers && plan.store == StorePath::Tma
+             ? TileFinish::FusedInRegisters
+             : TileFinish::Any;
+}
+
 const char* shape_name(KernelShape s) { return shape_info(s).name; }
 
 const char* scheduler_name(Scheduler s) {
@@ -96,6 +112,9 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
     plan.store = plan.bn % 64 == 0 && store_path(p) == StorePath::Tma ? StorePath::Tma : StorePath::Registers;
   else
     plan.store = store_path(p);
+  plan.finish = finish_of(p, plan);
+  plan.short_k = !is_persistent(choice.shape) && !plan.swapped && plan.bm == 64 && p.accum == Accum::F32 &&
+                 plan.k <= kShortK;
   // Workspace.
   if (plan.store == StorePath::Partials)
     plan.partials_bytes = static_cast<std::size_t>(plan.splits) * p.batch * plan.m * plan.n * sizeof(float);
@@ -127,14 +146,24 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
   return plan;
 }
 
+const char* finish_name(TileFinish f) {
+  switch (f) {
+    case TileFinish::Any: return "general";
+    case TileFinish::Plain: return "plain";
+    case TileFinish::FusedInRegisters: return "fused in registers";
+  }
+  return "?";
+}
+
 std::string describe(const Plan& plan) {
   char text[320];
   const EngineChoice& c = plan.choice;
   std::string scheduler = scheduler_name(c.scheduler);
   if (c.scheduler == Scheduler::SplitK || c.scheduler == Scheduler::ClusterSplitK)
     scheduler += " " + std::to_string(plan.splits);
-  std::snprintf(text, sizeof text, "%s, %s, %u CTAs, %s", shape_name(c.shape), scheduler.c_str(), plan.grid,
-                store_name(plan.store));
+  const std::string finish = plan.finish == TileFinish::Any ? "" : std::string(", ") + finish_name(plan.finish);
+  std::snprintf(text, sizeof text, "%s, %s, %u CTAs, %s%s%s", shape_name(c.shape), scheduler.c_str(), plan.grid,
+                store_name(plan.store), finish.c_str(), plan.short_k ? ", short-K entry" : "");
   std::string out = text;
   if (plan.batch > 1) out += ", batch of " + std::to_string(plan.batch) + " in one launch";
   if (plan.repack_a || plan.repack_b)

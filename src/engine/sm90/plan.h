@@ -44,12 +44,21 @@ struct Plan {
   unsigned grid = 0;             ///< CTAs
   int splits = 1;                ///< splits of K of the schedule
   StorePath store = StorePath::Registers;
+  /// The instantiation's store code (TileFinish): Plain where D = alpha·op(A)·op(B) alone is
+  /// stored (by TMA for a persistent kernel, any path for a tile per CTA), FusedInRegisters where
+  /// the Wide or Narrow kernel finishes a fused epilogue in registers and stores by TMA.
+  TileFinish finish = TileFinish::Any;
+  bool short_k = false;  ///< the tiles per CTA's short-K entry (64-row tiles, f32 accumulators, K ≤ 2 slices)
   bool repack_a = false, repack_b = false;  ///< operands copied where TMA cannot read them in place
   std::size_t partials_bytes = 0;  ///< split-K partial sums
   std::size_t handover_bytes = 0;  ///< stream-K parked accumulators and flags
   std::size_t repack_bytes = 0;    ///< the aligned copies of A and B
   std::size_t workspace_bytes() const { return partials_bytes + handover_bytes + repack_bytes; }
 };
+
+/// The deepest K at which 64-row tiles per CTA take the short-K entry (Plan::short_k): two
+/// k-slices of 64, a ring small enough for eight CTAs of one warpgroup per SM.
+constexpr std::int64_t kShortK = 2 * 64;
 
 /// Whether the kernel of this shape runs the swapped problem.
 constexpr bool is_swapped(KernelShape s) { return shape_info(s).swapped; }
@@ -60,13 +69,18 @@ inline void tile_of(KernelShape s, int* bm, int* bn) { *bm = shape_info(s).bm, *
 /// CTAs per cluster of a persistent kernel of this shape along M, B shared between them by
 /// multicast (cluster split-K's clusters are its splits instead).
 constexpr int multicast_cluster(KernelShape s) { return shape_info(s).cluster; }
-/// Whether the kernel of this shape has the stream-K and cluster split-K schedulers.
+/// Whether the kernel of this shape has the stream-K scheduler.
 constexpr bool has_stream_k(KernelShape s) { return shape_info(s).stream_k; }
+/// Whether it has cluster split-K (its splits the CTAs of a cluster, added in shared memory).
+constexpr bool has_cluster_split_k(KernelShape s) { return shape_info(s).cluster_split_k; }
 
 /// The rest of the plan for p (every product of its batch in one launch) on d under `choice`.
 Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice);
 
-/// One line: kernel, scheduler, grid, store path, workspace.
+/// The store code's name: "general", "plain", "fused in registers".
+const char* finish_name(TileFinish f);
+
+/// One line: kernel, scheduler, grid, store path, store code (unless general), workspace.
 std::string describe(const Plan& plan);
 
 }  // namespace hgemm::detail::engine
