@@ -111,7 +111,7 @@ EngineChoice persistent_choice(KernelShape shape, std::int64_t m, std::int64_t n
   const WholeTiles one = whole_tiles(m, n, k, batch, cluster * bm, bn, std::max(1, d.clusters[cluster]));
   if (one.tiles == 0) return {shape, Scheduler::WholeTiles, 1, 0};  // an empty D: nothing runs
   const bool swapped = engine::is_swapped(shape);
-  if (cluster == 1 && k > 0 && engine::has_stream_k(shape)) {
+  if (k > 0 && engine::has_cluster_split_k(shape)) {
     // Cluster split-K with as many splits as fit one cluster per tile at once.
     const int least = swapped && bn < kSwappedStreamKMinColumns ? 2 : kMinClusterSplits;
     int splits = choose_cluster_splits(one, swapped);

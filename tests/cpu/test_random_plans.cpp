@@ -23,6 +23,7 @@
 #include "api/validate.h"
 #include "dispatch/engine_policy.h"
 #include "dispatch/policy.h"
+#include "engine/sm90/instantiations.h"
 #include "engine/sm90/schedule.h"
 #include "random_shapes.h"
 #include "schedule_coverage.h"
@@ -168,6 +169,32 @@ void check_engine_plan(const Matmul& p, const Device& d, const Plan& plan) {
   if (plan.store == StorePath::StagedRows) {
     EXPECT_FALSE(p.c_read());
     EXPECT_EQ(size, 2) << "staged rows store 16-bit D";
+  }
+  // The instantiation the plan names is compiled, and has the code its problem needs.
+  const auto inst = engine::instantiation_of(plan, p);
+  ASSERT_TRUE(inst.has_value()) << "the launch refuses the plan";
+  bool listed = false;
+  for (const engine::Instantiation& i : engine::manifest()) listed = listed || i == *inst;
+  EXPECT_TRUE(listed) << "not compiled: " << engine::describe(*inst);
+  const bool persistent = engine::is_persistent(plan.choice.shape);
+  if (plan.finish == engine::TileFinish::Plain) {
+    EXPECT_FALSE(p.c_read() || p.epilogue.enabled() || plan.swapped) << "the plain code stores alpha·acc alone";
+    EXPECT_NE(plan.store, StorePath::Partials);
+    EXPECT_NE(sched, Scheduler::ClusterSplitK);
+    if (persistent) EXPECT_EQ(plan.store, StorePath::Tma);
+  }
+  if (plan.finish == engine::TileFinish::FusedInRegisters) {
+    EXPECT_TRUE(plan.choice.shape == KernelShape::Wide || plan.choice.shape == KernelShape::Narrow);
+    EXPECT_EQ(plan.store, StorePath::Tma);
+    EXPECT_EQ(p.accum, Accum::F32);
+    EXPECT_TRUE(p.epilogue.enabled() && !p.epilogue.scale_rows && !p.epilogue.scale_cols && !p.c_read());
+  }
+  if (plan.short_k) {
+    EXPECT_EQ(sched, Scheduler::TilePerCta);
+    EXPECT_FALSE(plan.swapped);
+    EXPECT_EQ(plan.bm, 64);
+    EXPECT_LE(plan.k, engine::kShortK);
+    EXPECT_EQ(p.accum, Accum::F32);
   }
   switch (plan.choice.shape) {
     case KernelShape::Wide: return check_schedule<256, 256>(plan, 2, what);

@@ -39,26 +39,27 @@ struct ShapeInfo {
   bool persistent; ///< planned by make_plan as a persistent schedule of units (else one CTA per
                    ///< tile; the grouped kernels, persistent too, plan their own: grouped_plan.cpp)
   bool swapped;    ///< runs C^T = op(B)^T·op(A)^T and writes D transposed
-  bool stream_k;   ///< has the stream-K and cluster split-K schedulers
+  bool stream_k;   ///< has the stream-K scheduler (an instantiation with its branches)
+  bool cluster_split_k;  ///< has cluster split-K (single-CTA persistent kernels)
 };
 
 inline constexpr ShapeInfo kKernelShapes[] = {
-    {KernelShape::Wide, "wide 128x256 c2", 128, 256, 2, true, false, true},
-    {KernelShape::Narrow, "narrow 128x128", 128, 128, 1, true, false, true},
-    {KernelShape::Skinny16, "swapped persistent 128x16", 128, 16, 1, true, true, true},
-    {KernelShape::Skinny32, "swapped persistent 128x32", 128, 32, 1, true, true, true},
-    {KernelShape::Skinny64, "swapped persistent 128x64", 128, 64, 1, true, true, true},
-    {KernelShape::Tile128x64, "tile 128x64", 128, 64, 1, false, false, false},
-    {KernelShape::Tile64x64, "tile 64x64", 64, 64, 1, false, false, false},
-    {KernelShape::Tile64x32, "tile 64x32", 64, 32, 1, false, false, false},
-    {KernelShape::Tile64x16, "tile 64x16", 64, 16, 1, false, false, false},
-    {KernelShape::Swapped64x16, "swapped tile 64x16", 64, 16, 1, false, true, false},
-    {KernelShape::Swapped64x32, "swapped tile 64x32", 64, 32, 1, false, true, false},
-    {KernelShape::Swapped128x16, "swapped tile 128x16", 128, 16, 1, false, true, false},
-    {KernelShape::Swapped128x32, "swapped tile 128x32", 128, 32, 1, false, true, false},
-    {KernelShape::Grouped128x128, "grouped 128x128", 128, 128, 1, false, false, false},
-    {KernelShape::Grouped128x256, "grouped 128x256", 128, 256, 1, false, false, false},
-    {KernelShape::PingPong, "ping-pong 64x256 c2", 64, 256, 2, true, false, false},
+    {KernelShape::Wide, "wide 128x256 c2", 128, 256, 2, true, false, true, false},
+    {KernelShape::Narrow, "narrow 128x128", 128, 128, 1, true, false, true, true},
+    {KernelShape::Skinny16, "swapped persistent 128x16", 128, 16, 1, true, true, false, true},
+    {KernelShape::Skinny32, "swapped persistent 128x32", 128, 32, 1, true, true, true, true},
+    {KernelShape::Skinny64, "swapped persistent 128x64", 128, 64, 1, true, true, true, true},
+    {KernelShape::Tile128x64, "tile 128x64", 128, 64, 1, false, false, false, false},
+    {KernelShape::Tile64x64, "tile 64x64", 64, 64, 1, false, false, false, false},
+    {KernelShape::Tile64x32, "tile 64x32", 64, 32, 1, false, false, false, false},
+    {KernelShape::Tile64x16, "tile 64x16", 64, 16, 1, false, false, false, false},
+    {KernelShape::Swapped64x16, "swapped tile 64x16", 64, 16, 1, false, true, false, false},
+    {KernelShape::Swapped64x32, "swapped tile 64x32", 64, 32, 1, false, true, false, false},
+    {KernelShape::Swapped128x16, "swapped tile 128x16", 128, 16, 1, false, true, false, false},
+    {KernelShape::Swapped128x32, "swapped tile 128x32", 128, 32, 1, false, true, false, false},
+    {KernelShape::Grouped128x128, "grouped 128x128", 128, 128, 1, false, false, false, false},
+    {KernelShape::Grouped128x256, "grouped 128x256", 128, 256, 1, false, false, false, false},
+    {KernelShape::PingPong, "ping-pong 64x256 c2", 64, 256, 2, true, false, false, false},
 };
 
 inline constexpr int kKernelShapeCount = static_cast<int>(sizeof(kKernelShapes) / sizeof(kKernelShapes[0]));
