@@ -226,6 +226,9 @@ struct GemmOptions {
   /// tensor maps on the device, then one grid runs every product) instead of one launch per
   /// product. Off by default (see gemm_batched); device pointer arrays always run so.
   bool pointer_batch_in_one_launch = false;
+  /// Hopper's engine: a fused epilogue's aux, where TMA can store it, staged in shared memory and
+  /// stored by TMA on whole tiles instead of from registers. Off by default: not yet measured.
+  bool aux_by_tma = false;
 };
 
 using MatmulOptions = GemmOptions;

@@ -152,7 +152,8 @@ const std::vector<KernelInfo>& kernels() {
 }
 
 Status matmul(const MatmulArgs& args, const MatmulOptions& options) {
-  const detail::Matmul p = detail::typed_problem(args, options.accum);
+  detail::Matmul p = detail::typed_problem(args, options.accum);
+  p.aux_by_tma = options.aux_by_tma;
   detail::Choice choice;
   if (Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &choice); s != Status::Success)
     return s;
@@ -160,7 +161,8 @@ Status matmul(const MatmulArgs& args, const MatmulOptions& options) {
 }
 
 Status resolve_matmul(const MatmulArgs& args, const MatmulOptions& options, std::string* kernel_id) {
-  const detail::Matmul p = detail::typed_problem(args, options.accum);
+  detail::Matmul p = detail::typed_problem(args, options.accum);
+  p.aux_by_tma = options.aux_by_tma;
   detail::Choice choice;
   const Status s = detail::prepare_matmul(p, options.kernel, options.check_pointers, &choice);
   const detail::KernelEntry* entry = choice.entry;

@@ -256,6 +256,76 @@ TEST(EpilogueDispatch, ThePlanNamesTheStoreCodeThatRuns) {
   EXPECT_EQ(finish(linear(1000, 1000, 1000)), TileFinish::Any);
 }
 
+// aux goes by TMA (Plan::aux_by_tma) where the fused-in-registers code runs whole tiles and TMA
+// can store aux as it stores D: the GPU's aux-by-TMA shapes reach Wide and Narrow, whole tiles
+// (by TMA) and stream-K (from registers); an aux TMA cannot take (rows, pointer, batch stride)
+// and any other store code keep the stores from registers.
+TEST(EpilogueDispatch, AuxGoesByTmaWhereTmaCanStoreIt) {
+  const Device h200 = described_h200();
+  auto plan_of = [&](const Matmul& p) {
+    Choice c;
+    std::string why;
+    EXPECT_EQ(choose_auto(p, h200, &c, &why), Status::Success) << why;
+    return c.plan;
+  };
+  auto linear = [](std::int64_t m, std::int64_t n, std::int64_t k, Op op_a, Op op_b, DataType aux_type) {
+    Matmul p = problem(m, n, k, op_a, op_b, true);
+    p.epilogue.scale_rows = p.epilogue.scale_cols = false;
+    p.epilogue.aux_type = aux_type, p.epilogue.ldaux = n;
+    p.aux_by_tma = true;
+    return p;
+  };
+  const struct {
+    std::int64_t m, n, k;
+    Op op_a, op_b;
+    const char* plan;
+    bool by_tma;
+  } shapes[] = {
+      {2048, 2048, 512, Op::N, Op::T, "wide 128x256 c2, whole tiles", true},
+      {4000, 4096, 128, Op::N, Op::T, "wide 128x256 c2, whole tiles", true},
+      {4100, 2056, 64, Op::N, Op::N, "wide 128x256 c2, whole tiles", true},
+      {128, 32768, 512, Op::N, Op::T, "narrow 128x128, whole tiles", true},
+      {3000, 3000, 3000, Op::T, Op::N, "wide 128x256 c2, stream-K", false},
+      {100, 17024, 1600, Op::T, Op::T, "narrow 128x128, stream-K", false},
+  };
+  for (const auto& c : shapes)
+    for (DataType t : {DataType::F16, DataType::BF16, DataType::F32}) {
+      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " aux " +
+                   data_type_name(t));
+      Matmul p = linear(c.m, c.n, c.k, c.op_a, c.op_b, t);
+      const engine::Plan plan = plan_of(p);
+      const std::string text = engine::describe(plan);
+      EXPECT_EQ(plan.aux_by_tma, c.by_tma) << text;
+      EXPECT_NE(text.find(c.plan), std::string::npos) << text;
+      EXPECT_NE(text.find(c.by_tma ? "fused in registers, aux by TMA" : "fused in registers"), std::string::npos) << text;
+      if (!c.by_tma) continue;
+      Matmul by_default = p;
+      by_default.aux_by_tma = false;
+      EXPECT_FALSE(plan_of(by_default).aux_by_tma) << "not asked for (GemmOptions::aux_by_tma)";
+      Matmul odd_rows = p;
+      odd_rows.epilogue.ldaux = c.n + 5;
+      EXPECT_FALSE(plan_of(odd_rows).aux_by_tma) << "ldaux = N + 5";
+      Matmul misaligned = p;
+      misaligned.epilogue.aux = fake(6, 4);
+      EXPECT_FALSE(plan_of(misaligned).aux_by_tma) << "aux 4 bytes past a 16-byte boundary";
+      Matmul scaled = p;
+      scaled.epilogue.scale_rows = true;
+      EXPECT_FALSE(plan_of(scaled).aux_by_tma) << "scales: the general code";
+      Matmul no_aux = p;
+      no_aux.epilogue.aux_output = false;
+      EXPECT_FALSE(plan_of(no_aux).aux_by_tma) << "no aux";
+      Matmul batch = p;
+      batch.batch = 2, batch.stride_a = c.m * c.k, batch.stride_b = c.n * c.k, batch.stride_d = c.m * c.n;
+      batch.epilogue.stride_aux = c.m * c.n + 64;
+      const engine::Plan batched = plan_of(batch);
+      EXPECT_EQ(batched.aux_by_tma, batched.finish == engine::TileFinish::FusedInRegisters &&
+                                        batched.choice.scheduler != engine::Scheduler::StreamK)
+          << "a batch whose aux matrices start on 16-byte boundaries: " << engine::describe(batched);
+      batch.epilogue.stride_aux = c.m * c.n + 3;
+      EXPECT_FALSE(plan_of(batch).aux_by_tma) << "aux matrices 3 elements apart from rows of N";
+    }
+}
+
 // The short-K entry of the tiles per CTA: 64-row tiles, f32 accumulators, K of two slices at most.
 TEST(EpilogueDispatch, TheShortKEntryIsInThePlan) {
   const Device h200 = described_h200();

@@ -55,15 +55,17 @@ struct EpiCase {
   bool special = false;  // NaN and ±Inf in C (beta = 1)
   std::int64_t ld_pad = 3;  // of D (poisoned with NaN); 0 with N a multiple of 8: D as TMA stores it
   std::int64_t a_pad = 1, b_pad = 2;  // of A's and B's rows: odd by default, so the operands are repacked
+  std::int64_t aux_pad = 5;  // of aux's rows; 0 with N a multiple of 8: aux as TMA stores it
+  bool aux_by_tma = false;   // GemmOptions::aux_by_tma
 
   std::int64_t ldd() const { return n + ld_pad; }
-  std::int64_t ldaux() const { return n + 5; }
+  std::int64_t ldaux() const { return n + aux_pad; }
   std::int64_t lda() const { return std::max<std::int64_t>(1, op_a == Op::N ? k : m) + a_pad; }
   std::int64_t ldb() const { return std::max<std::int64_t>(1, op_b == Op::N ? n : k) + b_pad; }
   std::int64_t a_rows() const { return op_a == Op::N ? m : k; }
   std::int64_t b_rows() const { return op_b == Op::N ? k : n; }
   std::int64_t stride_d() const { return m * ldd() + (ld_pad == 0 ? 64 : 7); }  // 64: aligned for TMA too
-  std::int64_t stride_aux() const { return m * ldaux() + 9; }
+  std::int64_t stride_aux() const { return m * ldaux() + (aux_pad == 0 ? 64 : 9); }
   std::int64_t bias_len() const { return along == BiasAlong::M ? m : n; }
 
   std::string name() const {
@@ -74,7 +76,7 @@ struct EpiCase {
                     (scales ? "_scaled" : "") + (beta != 0.f ? (in_place ? "_beta_inplace" : "_beta") : "") +
                     (batch > 1 ? "_b" + std::to_string(batch) + (shared_vectors ? "shared" : "") : "") +
                     (accum == Accum::F16 ? "_acc16" : "") + (kernel != "auto" ? "_" + kernel : "") +
-                    (ld_pad == 0 ? "_ldn" : "");
+                    (ld_pad == 0 ? "_ldn" : "") + (aux && aux_pad == 0 ? "_auxldn" : "") + (aux_by_tma ? "_auxtma" : "");
     for (char& ch : s)
       if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
     return s;
@@ -185,7 +187,7 @@ RunResult run_case(const EpiCase& e, const Inputs& in) {
   x.row_scale = reinterpret_cast<const float*>(rs.get()), x.col_scale = reinterpret_cast<const float*>(cs.get());
   x.stride_row_scale = e.shared_vectors ? 0 : e.m, x.stride_col_scale = e.shared_vectors ? 0 : e.n;
   MatmulOptions o;
-  o.accum = e.accum, o.kernel = e.kernel;
+  o.accum = e.accum, o.kernel = e.kernel, o.aux_by_tma = e.aux_by_tma;
   RunResult r;
   r.status = matmul(p, o);
   r.message = last_error_message();
@@ -362,6 +364,31 @@ std::vector<EpiCase> tma_store_cases() {
           e.aux_type = d, e.batch = e.m == 1024 ? 1 : 40;
           out.push_back(e);
         }
+  return out;
+}
+
+// aux as TMA stores it (ldaux = N, aligned) with D stored by TMA, a bias, an activation and no
+// scales: the fused-in-registers kernels stage aux through shared memory on whole tiles and
+// store it from registers with stream-K (plans pinned in tests/cpu/test_epilogue.cpp), on Wide
+// and Narrow, ragged in M and in N (a multiple of 8), short and long K, single and batched, every
+// type of aux and D.
+std::vector<EpiCase> aux_tma_cases() {
+  std::vector<EpiCase> out;
+  const EpiCase shapes[] = {shape("auxtma", 2048, 2048, 512),        shape("auxtma", 4000, 4096, 128),
+                            shape("auxtma", 4100, 2056, 64, Op::N, Op::N), shape("auxtma", 128, 32768, 512),
+                            shape("auxtma", 3000, 3000, 3000, Op::T, Op::N), shape("auxtma", 100, 17024, 1600, Op::T, Op::T)};
+  const std::pair<DataType, DataType> types[] = {{DataType::F16, DataType::F16}, {DataType::BF16, DataType::BF16},
+                                                 {DataType::F16, DataType::F32}, {DataType::BF16, DataType::F16}};
+  int i = 0;
+  for (EpiCase e : shapes)
+    for (auto [in, d] : types) {
+      e.in = in, e.d = d, e.ld_pad = 0, e.aux_pad = 0, e.scales = false, e.aux_by_tma = true;
+      e.aux_type = kOutTypes[i % 3], e.bias_type = kOutTypes[(i + 1) % 3];
+      e.act = kActivations[i % 5], e.along = i % 4 == 1 ? BiasAlong::M : BiasAlong::N;
+      e.batch = e.m * e.n <= 2048 * 2048 && i % 2 ? 3 : 1;
+      ++i;
+      out.push_back(e);
+    }
   return out;
 }
 
@@ -577,6 +604,7 @@ TEST(FusedEpilogueCases, ACorrectlyRoundedResultPassesEveryCheck) {
 INSTANTIATE_TEST_SUITE_P(Activations, FusedEpilogue, testing::ValuesIn(limited(activation_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Bias, FusedEpilogue, testing::ValuesIn(limited(bias_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(TmaStore, FusedEpilogue, testing::ValuesIn(limited(tma_store_cases())), case_name);
+INSTANTIATE_TEST_SUITE_P(AuxTma, FusedEpilogue, testing::ValuesIn(limited(aux_tma_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Schedulers, FusedEpilogue, testing::ValuesIn(limited(scheduler_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Decode, FusedEpilogue, testing::ValuesIn(limited(decode_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(PingPong, FusedEpilogue, testing::ValuesIn(limited(pingpong_cases())), case_name);

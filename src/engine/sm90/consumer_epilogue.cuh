@@ -39,17 +39,25 @@ struct ConsumerEpilogue {
 
   /// A finished tile (or split) of unit u, the warpgroup's 64 rows at (m0, n0), → D by the
   /// launch's path (with the fused epilogue, the values it finished, stored as they are).
-  /// FusedInRegisters: `bias` is what load_bias loaded for the same tile.
-  template <typename Unit>
+  /// FusedInRegisters: `bias` is what load_bias loaded for the same tile; AUX_BY_TMA, the code
+  /// that stores aux by TMA through `map_aux` where p.aux_by_tma.
+  template <bool AUX_BY_TMA = false, typename Unit>
   static __device__ void store(Buffers& buffers, const KernelParams& p, const CUtensorMap* map_d, const Unit& u,
                                Reg (&acc)[R], int m0, int n0, unsigned barrier_id, typename Staged::Pending& pending,
-                               const TileBias<BN>* bias = nullptr) {
+                               const TileBias<BN>* bias = nullptr, const CUtensorMap* map_aux = nullptr) {
     const int z = p.batched ? u.batch : -1;
     if constexpr (FINISH == TileFinish::Plain) {
       Staged::store_tile(buffers, map_d, acc, m0, n0, z, p.out.of_product(u.batch), pending);
     } else if constexpr (FINISH == TileFinish::FusedInRegisters) {
       static_assert(std::is_same_v<Reg, float> && !SWAPPED, "the fused epilogue in registers needs f32 accumulators");
-      finish_in_registers<BN, false>(p.out, u.batch, p.m, p.n, m0, n0, *bias, acc);
+      add_tile_bias<BN, false>(p.out, *bias, acc);
+      if (p.out.epi.aux) {
+        if (AUX_BY_TMA && p.aux_by_tma)
+          Staged::store_aux_tile(buffers, map_aux, acc, m0, n0, z, p.out.epi.aux_type);
+        else
+          store_aux_by_type<BN, false>(p.out, u.batch, p.m, p.n, m0, n0, acc);
+      }
+      activate_accumulators<BN>(p.out, acc);
       Staged::store_tile(buffers, map_d, acc, m0, n0, z, p.out.of_product(u.batch).finished(), pending);
     } else {
       store_by_path(buffers, p, map_d, u, acc, m0, n0, barrier_id, pending);

@@ -291,6 +291,28 @@ struct StagedEpilogue {
      ...);
   }
 
+  /// 16-bit values, every chunk at once, as they are (alpha is already in them).
+  template <typename Out, int... J>
+  static __device__ void store_chunks16(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map,
+                                        const Reg* acc, int m0, int n0, int z, std::integer_sequence<int, J...>) {
+    (store_chunk(buffers, J % 2, map, n0 + J * kCChunkCols, m0, z,
+                 [&](std::uint8_t* chunk) { stage_c_chunk<BN, Out, false>(chunk, acc, J, 1.f); }),
+     ...);
+  }
+
+  /// aux of type t by TMA (map_aux: Plan::aux_by_tma), from f32 accumulators that hold the
+  /// pre-activation values, through the buffers D's chunks go through next. Both take an even
+  /// number of chunks, so each store still finds the buffer of the store before last (its wait).
+  static __device__ void store_aux_tile(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_aux,
+                                        const Reg* acc, int m0, int n0, int z, DataType t) {
+    static_assert(kChunks % 2 == 0 && (BN / kF32ChunkCols) % 2 == 0, "the chunks alternate between the two buffers");
+    if (t == DataType::F32)
+      return store_tile32(buffers, map_aux, acc, m0, n0, z, 1.f, std::make_integer_sequence<int, BN / kF32ChunkCols>());
+    if (t == DataType::BF16)
+      return store_chunks16<__nv_bfloat16>(buffers, map_aux, acc, m0, n0, z, std::make_integer_sequence<int, kChunks>());
+    store_chunks16<__half>(buffers, map_aux, acc, m0, n0, z, std::make_integer_sequence<int, kChunks>());
+  }
+
   /// A finished tile by TMA, for o's type of D (f16 alone with f16 accumulators: with_type_for).
   static __device__ void store_tile(std::uint8_t (&buffers)[2][kCChunkBytes], const CUtensorMap* map_d,
                                     const Reg* acc, int m0, int n0, int z, const Output& o, Pending& pending) {

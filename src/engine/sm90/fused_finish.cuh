@@ -248,18 +248,21 @@ __device__ __forceinline__ void activate_in_registers(float* d) {
   for (int i = 0; i < N / 2; ++i) d[i] = activate(ACT, d[i]);
 }
 
-/// After the bias: aux stored from the accumulators, then the activation on them, in registers.
+/// aux (o.epi.aux, of its type) from the pre-activation values in f32 accumulators.
 template <int N, bool TRANSPOSED>
-__device__ __forceinline__ void aux_and_activation_in_registers(const Output& o, int b, std::int64_t rows,
-                                                                std::int64_t cols, std::int64_t row0, std::int64_t col0,
-                                                                float* d) {
-  if (o.epi.aux) switch (o.epi.aux_type) {
-      case DataType::F16: store_aux_in_registers<__half, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
-      case DataType::BF16:
-        store_aux_in_registers<__nv_bfloat16, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d);
-        break;
-      default: store_aux_in_registers<float, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d); break;
-    }
+__device__ __forceinline__ void store_aux_by_type(const Output& o, int b, std::int64_t rows, std::int64_t cols,
+                                                  std::int64_t row0, std::int64_t col0, const float* d) {
+  switch (o.epi.aux_type) {
+    case DataType::F16: return store_aux_in_registers<__half, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d);
+    case DataType::BF16:
+      return store_aux_in_registers<__nv_bfloat16, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d);
+    default: return store_aux_in_registers<float, N, TRANSPOSED>(o.epi, b, rows, cols, row0, col0, d);
+  }
+}
+
+/// The activation o.epi.act on every f32 accumulator.
+template <int N>
+__device__ __forceinline__ void activate_accumulators(const Output& o, float* d) {
   switch (o.epi.act) {
     case Activation::ReLU: return activate_in_registers<Activation::ReLU, N>(d);
     case Activation::GELU: return activate_in_registers<Activation::GELU, N>(d);
@@ -269,15 +272,13 @@ __device__ __forceinline__ void aux_and_activation_in_registers(const Output& o,
   }
 }
 
-/// The fused epilogue on f32 accumulators where in_registers_only(o) holds: bias (loaded by
-/// load_tile_bias for the same tile), aux, then the activation, all in registers
-/// (finish_accumulators' arguments, without scratch).
+/// After the bias: aux stored from the accumulators, then the activation on them, in registers.
 template <int N, bool TRANSPOSED>
-__device__ __forceinline__ void finish_in_registers(const Output& o, int b, std::int64_t rows, std::int64_t cols,
-                                                    std::int64_t row0, std::int64_t col0, const TileBias<N>& bias,
-                                                    float* d) {
-  add_tile_bias<N, TRANSPOSED>(o, bias, d);
-  aux_and_activation_in_registers<N, TRANSPOSED>(o, b, rows, cols, row0, col0, d);
+__device__ __forceinline__ void aux_and_activation_in_registers(const Output& o, int b, std::int64_t rows,
+                                                                std::int64_t cols, std::int64_t row0, std::int64_t col0,
+                                                                float* d) {
+  if (o.epi.aux) store_aux_by_type<N, TRANSPOSED>(o, b, rows, cols, row0, col0, d);
+  activate_accumulators<N>(o, d);
 }
 
 /// The fused epilogue applied to one warpgroup's m64nN accumulators in place, for the tile at

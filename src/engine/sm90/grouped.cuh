@@ -239,7 +239,7 @@ struct GroupedTiles {
 
   /// Launches the instantiation for l's operand majors and types on l.grid CTAs.
   static Status launch(const KernelLaunch& l, const GroupedParams& p, std::string* message) {
-    return with_kernel<Kernel, F16_ACCUM>(l, [&](auto tag) {
+    return with_kernel<Kernel, F16_ACCUM>(l, message, [&](auto tag) {
       using K = typename decltype(tag)::type;
       const void* fn = reinterpret_cast<const void*>(&grouped_kernel<K>);
       if (Status s = sm90::set_smem_limit(fn, K::kSmemBytes, message); s != Status::Success) return s;

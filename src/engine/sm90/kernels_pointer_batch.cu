@@ -60,7 +60,7 @@ struct PointerTiles {
 
 template <KernelShape S, bool PLAIN>
 Status launch_pointer_tiles(const KernelLaunch& l, const PointerBatchProduct* products, std::string* message) {
-  return with_kernel<PointerTiles<S, PLAIN>::template Kernel>(l, [&](auto tag) {
+  return with_kernel<PointerTiles<S, PLAIN>::template Kernel>(l, message, [&](auto tag) {
     using K = typename decltype(tag)::type;
     // Plain launches only: reading C, the 64-register bound spills (D's pointer from the table
     // stays live over the k-loop).

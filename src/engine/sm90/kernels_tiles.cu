@@ -44,7 +44,7 @@ Status launch_tile_kernel(const KernelLaunch& l, std::string* message) {
 
 template <template <bool, bool, typename, typename> class KernelT>
 Status launch_ring_for_k(const KernelLaunch& l, std::string* message) {
-  return with_kernel<KernelT>(l, [&](auto tag) {
+  return with_kernel<KernelT>(l, message, [&](auto tag) {
     using K = typename decltype(tag)::type;
     if constexpr (K::BM == 64 && std::is_same_v<typename K::Mma::Reg, float>) {
       static_assert(K::threads(kShortK) == 128, "a short K needs no producer warp");

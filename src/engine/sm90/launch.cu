@@ -55,13 +55,18 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   };
   if (Status s = operand_map(&l.map_a, ops.a, ops.a_mn, plan.bm); s != Status::Success) return s;
   if (Status s = operand_map(&l.map_b, ops.b, ops.b_mn, b_rows); s != Status::Success) return s;
-  if (plan.store == StorePath::Tma) {
-    const int cols = p.d_type == DataType::F32 ? kF32ChunkCols : sm90::kCChunkCols;
-    const Status s = batched ? sm90::encode_batched_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, p.batch,
-                                                              p.stride_d, cols, sm90::kCStoreRows, message)
-                             : sm90::encode_store_map(&l.map_d, p.d, p.d_type, p.n, p.m, p.ldd, cols,
-                                                      sm90::kCStoreRows, message);
-    if (s != Status::Success) return s;
+  // D's map and aux's: the epilogue's staged chunks, each warp's 16 rows of 64 16-bit columns or 32 floats.
+  auto store_map = [&](CUtensorMap* map, void* ptr, DataType type, std::int64_t ld, std::int64_t stride) {
+    const int cols = type == DataType::F32 ? kF32ChunkCols : sm90::kCChunkCols;
+    return batched ? sm90::encode_batched_store_map(map, ptr, type, p.n, p.m, ld, p.batch, stride, cols,
+                                                    sm90::kCStoreRows, message)
+                   : sm90::encode_store_map(map, ptr, type, p.n, p.m, ld, cols, sm90::kCStoreRows, message);
+  };
+  if (plan.store == StorePath::Tma)
+    if (Status s = store_map(&l.map_d, p.d, p.d_type, p.ldd, p.stride_d); s != Status::Success) return s;
+  if (plan.aux_by_tma) {
+    const Epilogue& e = p.epilogue;
+    if (Status s = store_map(&l.map_aux, e.aux, e.aux_type, e.ldaux, e.stride_aux); s != Status::Success) return s;
   }
   KernelParams& k = l.params;
   k.m = plan.m, k.n = plan.n, k.k = plan.k;
@@ -71,6 +76,7 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   k.out = {p.d, p.ldd, p.c_read() ? p.c : nullptr, p.ldc, p.m, p.n, p.alpha, p.c_read() ? p.beta : 0.f,
            p.d_type, p.c_type, p.stride_d, p.stride_c, fused_epilogue(p.epilogue)};
   k.store = plan.store;
+  k.aux_by_tma = plan.aux_by_tma;
   k.splits = plan.splits;
   k.cluster_splits = plan.choice.scheduler == Scheduler::ClusterSplitK ? plan.splits : 1;
   if (plan.partials_bytes > 0) {

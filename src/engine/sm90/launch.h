@@ -21,6 +21,7 @@ Status launch(const Plan& plan, const Matmul& p, cudaStream_t stream, std::strin
 struct KernelLaunch {
   KernelParams params;
   CUtensorMap map_a{}, map_b{}, map_d{};
+  CUtensorMap map_aux{};  ///< Plan::aux_by_tma: aux, boxed as D's map is
   bool a_mn = false, b_mn = false;  ///< the kernel's operands are stored MN-major (wgmma transpose)
   Accum accum = Accum::F32;
   DataType in = DataType::F16;      ///< A's and B's type

@@ -82,6 +82,7 @@ struct KernelParams {
   int a_steps = 1, b_steps = 1;      ///< whether the kernel's A and B step with the batch (0: one shared matrix)
   Output out;
   StorePath store = StorePath::Registers;
+  bool aux_by_tma = false;    ///< aux (out.epi.aux) stored by TMA through the aux map (Plan::aux_by_tma)
   float* partials = nullptr;  ///< StorePath::Partials: splits × batch × m × n floats
   int splits = 1;             ///< splits of K of the schedule
   int cluster_splits = 1;     ///< > 1: the splits of a tile are a cluster's CTAs, added in DSMEM

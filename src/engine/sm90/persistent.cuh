@@ -64,7 +64,7 @@ struct PersistentKernel {
   static __device__ int handover_slot(int g, int rank, int consumer) { return (g * CLUSTER + rank) * CONSUMERS + consumer; }
 
   static __device__ void consume(Smem& s, const Schedule& sched, const KernelParams& p, const CUtensorMap* map_d,
-                                 int rank, int consumer) {
+                                 const CUtensorMap* map_aux, int rank, int consumer) {
     const int row = 64 * consumer;
     const unsigned barrier_id = 1 + consumer;  // a named barrier for the consumer's 128 threads
     unsigned it = 0;  // slices consumed so far, over all units: the ring position
@@ -110,7 +110,8 @@ struct PersistentKernel {
       }
       if constexpr (kFused && !kBiasUnderKLoop) Epilogue::load_bias(p, u, m0, n0, bias);
       if constexpr (kFused)
-        Epilogue::store(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending, &bias);
+        Epilogue::template store<kStoresAuxByTma>(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending,
+                                                   &bias, map_aux);
       else
         Epilogue::store(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending);
     }
@@ -120,8 +121,12 @@ struct PersistentKernel {
     if (p.store == StorePath::Tma && threadIdx.x % 32 == 0) bulk_wait_read<0>();
   }
 
+  /// The fused-in-registers instantiation without the stream-K branches takes aux's map too
+  /// (engine_kernel: StoresAuxByTma); with them, its code made ptxas spill.
+  static constexpr bool kStoresAuxByTma = C::FINISH == TileFinish::FusedInRegisters && !C::STREAM_K;
+
   static __device__ __forceinline__ void run(const KernelParams& p, const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                             const CUtensorMap& map_d) {
+                                             const CUtensorMap& map_d, const CUtensorMap* map_aux = nullptr) {
     Smem& s = aligned_smem<Smem>();
     // The warpgroup index as a broadcast, which the compiler knows to be warp-uniform: what derives
     // from it, the consumer's descriptors among them, then lives in uniform registers, which
@@ -133,7 +138,7 @@ struct PersistentKernel {
 
     Loop::run_cta(
         s, sched, p, map_a, map_b, warpgroup, rank,
-        [&](int consumer) { consume(s, sched, p, &map_d, rank, consumer); },
+        [&](int consumer) { consume(s, sched, p, &map_d, map_aux, rank, consumer); },
         [&] {
           if (adds_splits_in_cluster(p)) cluster_sync();  // add_splits_in_cluster's
         });

@@ -16,15 +16,19 @@ bool tma_readable(const void* ptr, std::int64_t ld, int elem_bytes) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0;
 }
 
+// Whether TMA can store an N-column matrix (of a batch of p.batch, `stride` elements apart) at
+// ptr: 16-byte aligned, with rows, N and the batch stride in whole 16-byte units (TMA clips a
+// ragged N only to whole units).
+bool tma_storable(const Matmul& p, const void* ptr, std::int64_t ld, std::int64_t stride, int size) {
+  return tma_readable(ptr, ld, size) && (p.n * size) % 16 == 0 && (p.batch == 1 || (stride * size) % 16 == 0);
+}
+
 // Where the epilogue of a persistent, unswapped kernel writes D: by TMA when beta does not read C
-// and D is 16-byte aligned with rows, N and the batch stride in whole 16-byte units (TMA clips a
-// ragged N only to whole units), staged rows for another 16-bit D with beta = 0, else from
-// registers.
+// and TMA can store D, staged rows for another 16-bit D with beta = 0, else from registers.
 StorePath store_path(const Matmul& p) {
   if (p.c_read()) return StorePath::Registers;
   const int size = data_type_size(p.d_type);
-  if (tma_readable(p.d, p.ldd, size) && (p.n * size) % 16 == 0 && (p.batch == 1 || (p.stride_d * size) % 16 == 0))
-    return StorePath::Tma;
+  if (tma_storable(p, p.d, p.ldd, p.stride_d, size)) return StorePath::Tma;
   return size == 2 ? StorePath::StagedRows : StorePath::Registers;
 }
 
@@ -113,6 +117,9 @@ Plan make_plan(const Matmul& p, const Device& d, const EngineChoice& choice) {
   else
     plan.store = store_path(p);
   plan.finish = finish_of(p, plan);
+  const Epilogue& e = p.epilogue;
+  plan.aux_by_tma = p.aux_by_tma && plan.finish == TileFinish::FusedInRegisters && choice.scheduler != Scheduler::StreamK &&
+                    e.aux_output && tma_storable(p, e.aux, e.ldaux, e.stride_aux, data_type_size(e.aux_type));
   plan.short_k = !is_persistent(choice.shape) && !plan.swapped && plan.bm == 64 && p.accum == Accum::F32 &&
                  plan.k <= kShortK;
   // Workspace.
@@ -162,8 +169,9 @@ std::string describe(const Plan& plan) {
   if (c.scheduler == Scheduler::SplitK || c.scheduler == Scheduler::ClusterSplitK)
     scheduler += " " + std::to_string(plan.splits);
   const std::string finish = plan.finish == TileFinish::Any ? "" : std::string(", ") + finish_name(plan.finish);
-  std::snprintf(text, sizeof text, "%s, %s, %u CTAs, %s%s%s", shape_name(c.shape), scheduler.c_str(), plan.grid,
-                store_name(plan.store), finish.c_str(), plan.short_k ? ", short-K entry" : "");
+  std::snprintf(text, sizeof text, "%s, %s, %u CTAs, %s%s%s%s", shape_name(c.shape), scheduler.c_str(), plan.grid,
+                store_name(plan.store), finish.c_str(), plan.aux_by_tma ? ", aux by TMA" : "",
+                plan.short_k ? ", short-K entry" : "");
   std::string out = text;
   if (plan.batch > 1) out += ", batch of " + std::to_string(plan.batch) + " in one launch";
   if (plan.repack_a || plan.repack_b)

@@ -48,6 +48,9 @@ struct Plan {
   /// stored (by TMA for a persistent kernel, any path for a tile per CTA), FusedInRegisters where
   /// the Wide or Narrow kernel finishes a fused epilogue in registers and stores by TMA.
   TileFinish finish = TileFinish::Any;
+  /// FusedInRegisters with aux, whole tiles, asked for (GemmOptions::aux_by_tma): aux staged in shared memory and stored by TMA, as D
+  /// is (aux 16-byte aligned, its rows, N and batch stride whole 16-byte units); else from registers.
+  bool aux_by_tma = false;
   bool short_k = false;  ///< the tiles per CTA's short-K entry (64-row tiles, f32 accumulators, K ≤ 2 slices)
   bool repack_a = false, repack_b = false;  ///< operands copied where TMA cannot read them in place
   std::size_t partials_bytes = 0;  ///< split-K partial sums
