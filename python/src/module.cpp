@@ -449,18 +449,9 @@ Call prepare(const View& a, const View& b, const View& out, bool trans_a, bool t
     std::swap(x.m, x.n);
     std::swap(x.a, x.b), std::swap(x.lda, x.ldb), std::swap(x.a_type, x.b_type), std::swap(x.stride_a, x.stride_b);
   }
+  // (A batch that shares B and stacks a's and out's matrices runs as one product: the library's
+  // dispatch folds it.)
   if (epilogue) set_epilogue(*epilogue, out, lc.op, a.device, need_gpu, x);
-  // One B for every product, and the A and out matrices stacked one under the other (a contiguous
-  // batch, say): the batch is a single (batch·M)×K by K×N product, one launch instead of `batch`.
-  // The epilogue allows it unless it has a vector along the rows (one per product, M long) or an
-  // aux whose matrices do not stack as out's do.
-  hgemm::Epilogue& ep = x.epilogue;
-  if (x.batch > 1 && x.stride_b == 0 && x.op_a == hgemm::Op::N && x.stride_a == x.m * x.lda &&
-      x.stride_d == x.m * x.ldd && ep.bias_along != hgemm::BiasAlong::M && !ep.scale_rows &&
-      (!ep.aux_output || ep.stride_aux == x.m * ep.ldaux)) {
-    x.m *= x.batch;
-    x.batch = 1, x.stride_a = x.stride_d = ep.stride_aux = 0;
-  }
   x.c = x.d, x.ldc = x.ldd, x.c_type = x.d_type, x.stride_c = x.stride_d;  // C is D: beta reads out
   return call;
 }

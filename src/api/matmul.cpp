@@ -94,8 +94,9 @@ Status prepare_matmul(const Matmul& p, std::string_view id, bool check_pointers,
   return Status::Success;
 }
 
-Status run_matmul(const Choice& c, const Matmul& p, cudaStream_t stream) {
+Status run_matmul(const Choice& c, const Matmul& problem, cudaStream_t stream) {
   clear_error();
+  const Matmul p = run_of(c, problem);
   if (!c.entry || !p.d_used()) return Status::Success;  // empty D: nothing to compute
   const KernelEntry& e = *c.entry;
   std::string message;

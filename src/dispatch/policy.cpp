@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "dispatch/batch_fold.h"
 #include "dispatch/engine_policy.h"
 
 namespace hgemm::detail {
@@ -62,22 +63,30 @@ Status choice_of(const KernelEntry& e, const Matmul& p, const Device& d, Choice*
 
 }  // namespace
 
-Status choose_auto(const Matmul& p, const Device& d, Choice* out, std::string* why) {
+Status choose_auto(const Matmul& problem, const Device& d, Choice* out, std::string* why) {
+  const bool one_product = batch_is_one_product(problem);
+  const Matmul p = one_product ? as_one_product(problem) : problem;
   Status first = Status::Success;
   std::string first_why, reason;
   for (const char* id : candidates(p, d)) {
     const KernelEntry* e = find_kernel(id);
     if (!e) continue;
     const Status s = check_supported(*e, p, d.cc, &reason);
-    if (s == Status::Success) return choice_of(*e, p, d, out, why);
+    if (s == Status::Success) {
+      const Status chosen = choice_of(*e, p, d, out, why);
+      out->one_product = one_product;
+      return chosen;
+    }
     if (first == Status::Success) first = s, first_why = reason;
   }
   *why = "no registered kernel can run this problem; first refusal: " + first_why;
   return first == Status::Success ? Status::UnknownKernel : first;
 }
 
-Status choose_kernel(const Matmul& p, std::string_view id, const Device& d, Choice* out, std::string* why) {
-  if (id == "auto") return choose_auto(p, d, out, why);
+Status choose_kernel(const Matmul& problem, std::string_view id, const Device& d, Choice* out, std::string* why) {
+  if (id == "auto") return choose_auto(problem, d, out, why);
+  const bool one_product = batch_is_one_product(problem);
+  const Matmul p = one_product ? as_one_product(problem) : problem;
   const KernelEntry* e = find_kernel(std::string(id));
   if (!e) {
     *why = "no kernel named '" + std::string(id) + "' (see hgemm::kernels())";
@@ -91,12 +100,17 @@ Status choose_kernel(const Matmul& p, std::string_view id, const Device& d, Choi
                         "which follows such a kernel with an elementwise pass, or \"engine.sm90\" on Hopper";
     return Status::UnsupportedEpilogue;
   }
-  return choice_of(*e, p, d, out, why);
+  const Status chosen = choice_of(*e, p, d, out, why);
+  out->one_product = one_product;
+  return chosen;
 }
+
+Matmul run_of(const Choice& c, const Matmul& p) { return c.one_product ? as_one_product(p) : p; }
 
 std::string describe(const Choice& c) {
   if (!c.entry) return "(none)";
-  return c.engine ? c.entry->info.id + ": " + engine::describe(c.plan) : c.entry->info.id;
+  const std::string what = c.engine ? c.entry->info.id + ": " + engine::describe(c.plan) : c.entry->info.id;
+  return c.one_product ? what + " (the batch as one product)" : what;
 }
 
 }  // namespace hgemm::detail

@@ -21,7 +21,13 @@ struct Choice {
   const KernelEntry* entry = nullptr;
   bool engine = false;  ///< an engine entry: it runs `plan`
   engine::Plan plan;
+  /// The batch runs as one product of batch·M rows (batch_fold.h): the entry and plan are that
+  /// product's, and run_of(choice, p) is what they run.
+  bool one_product = false;
 };
+
+/// The problem c's entry runs for p: p, or its batch as one product (Choice::one_product).
+Matmul run_of(const Choice& c, const Matmul& p);
 
 /// auto's choice for p on d. Status and `why` (the first refusal) when no entry can run p.
 Status choose_auto(const Matmul& p, const Device& d, Choice* out, std::string* why);

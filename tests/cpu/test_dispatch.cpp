@@ -36,6 +36,7 @@ struct Row {
   float beta = 0.f;
   std::int64_t batch = 1;   // a strided batch, the matrices one after another
   enum class Epi { None, Linear, Scaled } epilogue = Epi::None;  // bias, tanh-GELU and aux; then also scales
+  bool shared_b = false;    // a batch of products with one B (stride 0)
 };
 
 Matmul problem(const Row& r) {
@@ -60,6 +61,8 @@ Matmul problem(const Row& r) {
   if (r.batch > 1) {
     p.stride_a = p.lda * (r.op_a == Op::N ? r.m : r.k), p.stride_b = p.ldb * (r.op_b == Op::N ? r.k : r.n);
     p.stride_c = p.stride_d = p.ldd * r.m;
+    if (r.shared_b) p.stride_b = 0;
+    if (r.epilogue != Row::Epi::None) p.epilogue.stride_aux = p.epilogue.ldaux * r.m;
   }
   return p;
 }
@@ -121,6 +124,18 @@ std::vector<Row> rows() {
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
     out.back().batch = s.batch;
   }
+  // One B for every product: a batch whose A and D rows follow one another is one product of
+  // batch·M rows; op(A) = T, a vector along M and unshared vectors along N keep the batch.
+  for (const bench::Shape& s : bench::parse_shapes("512x4096x4096b8,100x4096x4096b5,64x64x64b512,16x4096x4096b4"))
+    for (auto [oa, ob] : {std::pair{Op::N, Op::T}, std::pair{Op::N, Op::N}, std::pair{Op::T, Op::N}}) {
+      add(s, oa, ob, Accum::F32, DataType::F16, DataType::F16);
+      out.back().batch = s.batch, out.back().shared_b = true;
+    }
+  for (const bench::Shape& s : bench::parse_shapes("512x4096x4096b8,100x4096x4096b5"))
+    for (Row::Epi epi : {Row::Epi::Linear, Row::Epi::Scaled}) {
+      add(s, Op::N, Op::T, Accum::F32, DataType::BF16, DataType::BF16);
+      out.back().batch = s.batch, out.back().shared_b = true, out.back().epilogue = epi;
+    }
   for (const bench::Shape& s : bench::parse_shapes("16384x64x4096,65536x64x1024,16384x128x4096"))
     add(s, Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16);
   for (const bench::Shape& s : bench::parse_shapes("4096x4096x4096,8x4096x4096")) {
@@ -151,6 +166,7 @@ std::string label(const Row& r) {
     << " " << data_type_name(r.in) << "->" << data_type_name(r.out) << " " << r.shape;
   if (r.offset) s << " +" << r.offset << "B";
   if (r.beta != 0.f) s << " beta";
+  if (r.shared_b) s << " shared B";
   if (r.epilogue != Row::Epi::None) s << (r.epilogue == Row::Epi::Linear ? " +bias,gelu_tanh,aux" : " +bias,gelu_tanh,aux,scales");
   return s.str();
 }
@@ -194,7 +210,8 @@ TEST(Dispatch, EveryChoiceSupportsItsProblem) {
       Choice c;
       std::string why;
       if (choose_auto(problem(r), d, &c, &why) != Status::Success) continue;
-      EXPECT_EQ(check_supported(*c.entry, problem(r), d.cc, &why), Status::Success) << d.name << " " << label(r) << ": " << why;
+      EXPECT_EQ(check_supported(*c.entry, run_of(c, problem(r)), d.cc, &why), Status::Success)
+          << d.name << " " << label(r) << ": " << why;
     }
 }
 
@@ -288,7 +305,7 @@ TEST(Dispatch, NamedEngineEntriesGetThePlanOfThePolicy) {
     ASSERT_EQ(choose_kernel(p, "engine.sm90_pingpong", d, &named, &why), Status::Success) << label(r) << ": " << why;
     EXPECT_EQ(named.entry, pingpong);
     EXPECT_TRUE(named.engine) << label(r);
-    EXPECT_TRUE(same_plan(named.plan, plan_pingpong(p, d))) << label(r) << ": " << describe(named);
+    EXPECT_TRUE(same_plan(named.plan, plan_pingpong(run_of(named, p), d))) << label(r) << ": " << describe(named);
     ++compared_pingpong;
   }
   EXPECT_GT(compared, 100);
@@ -315,9 +332,11 @@ TEST(Dispatch, NamedEntriesRefuseAsBefore) {
 }
 
 engine::Plan g_ran_plan;
+Matmul g_ran_problem;
 int g_runs = 0;
-Status record_plan(const engine::Plan& plan, const Matmul&, cudaStream_t, std::string*) {
+Status record_plan(const engine::Plan& plan, const Matmul& p, cudaStream_t, std::string*) {
   g_ran_plan = plan;
+  g_ran_problem = p;
   ++g_runs;
   return Status::Success;
 }
@@ -343,6 +362,81 @@ TEST(Dispatch, TheEntryRunsThePlanItWasChosenWith) {
     ++ran;
   }
   EXPECT_GT(ran, 100);
+}
+
+// A batch that shares B and stacks A's and D's rows (and C's and aux's) runs as one product of
+// batch·M rows: the choice says so, is made for that product, and the entry receives it; a
+// transposed A, a vector along M, vectors along N that differ per product or any matrix strided
+// otherwise keep the batch.
+TEST(Dispatch, ABatchSharingBRunsAsOneProduct) {
+  const Device d = described_h200();
+  Row r{"512x4096x4096b8", Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16, 512, 4096, 4096};
+  r.batch = 8, r.shared_b = true;
+  const Matmul p = problem(r);
+  Choice c;
+  std::string why;
+  ASSERT_EQ(choose_kernel(p, "auto", d, &c, &why), Status::Success) << why;
+  EXPECT_TRUE(c.one_product);
+  EXPECT_NE(describe(c).find("(the batch as one product)"), std::string::npos) << describe(c);
+  EXPECT_EQ(describe(c).find("batch of"), std::string::npos) << describe(c);
+  Row single{"4096x4096x4096", Op::N, Op::T, Accum::F32, DataType::F16, DataType::F16, 4096, 4096, 4096};
+  Choice whole;
+  ASSERT_EQ(choose_auto(problem(single), d, &whole, &why), Status::Success) << why;
+  EXPECT_TRUE(same_plan(c.plan, whole.plan)) << engine::describe(c.plan) << " against " << engine::describe(whole.plan);
+
+  KernelEntry recorder = *find_kernel("engine.sm90");
+  recorder.run_plan = &record_plan;
+  c.entry = &recorder;
+  g_runs = 0;
+  ASSERT_EQ(run_matmul(c, p, nullptr), Status::Success);
+  ASSERT_EQ(g_runs, 1);
+  EXPECT_EQ(g_ran_problem.m, 8 * 512);
+  EXPECT_EQ(g_ran_problem.batch, 1);
+  EXPECT_EQ(g_ran_problem.stride_a, 0);
+  EXPECT_EQ(g_ran_problem.a, p.a);
+  EXPECT_EQ(g_ran_problem.d, p.d);
+
+  auto folds = [&](Matmul q) {
+    Choice x;
+    std::string reason;
+    EXPECT_EQ(choose_kernel(q, "engine.sm90", d, &x, &reason), Status::Success) << reason;
+    return x.one_product;
+  };
+  EXPECT_TRUE(folds(p)) << "a named engine entry too";
+  Matmul b_steps = p;
+  b_steps.stride_b = 4096 * 4096;
+  EXPECT_FALSE(folds(b_steps)) << "B per product";
+  Matmul a_apart = p;
+  a_apart.stride_a = p.stride_a + 8;
+  EXPECT_FALSE(folds(a_apart)) << "A's matrices apart";
+  Matmul d_apart = p;
+  d_apart.stride_d = p.stride_d + 8;
+  EXPECT_FALSE(folds(d_apart)) << "D's matrices apart";
+  Matmul c_apart = p;
+  c_apart.beta = 1.f, c_apart.c = fake(9), c_apart.stride_c = p.stride_d + 8;
+  EXPECT_FALSE(folds(c_apart)) << "C read, its matrices apart";
+  c_apart.stride_c = p.stride_d;
+  EXPECT_TRUE(folds(c_apart)) << "C read, stacked as D";
+  Matmul a_t = p;
+  a_t.op_a = Op::T, a_t.lda = 512, a_t.stride_a = 512 * 4096;
+  EXPECT_FALSE(folds(a_t)) << "op(A) = T: the products' rows are A's columns";
+  Matmul linear = p;
+  linear.epilogue.bias_along = BiasAlong::N, linear.epilogue.bias = fake(5), linear.epilogue.bias_type = DataType::F16;
+  linear.epilogue.aux_output = true, linear.epilogue.aux = const_cast<void*>(fake(6)), linear.epilogue.ldaux = 4096;
+  linear.epilogue.stride_aux = 512 * 4096;
+  EXPECT_TRUE(folds(linear)) << "one bias along N, aux stacked as D";
+  Matmul aux_apart = linear;
+  aux_apart.epilogue.stride_aux += 8;
+  EXPECT_FALSE(folds(aux_apart)) << "aux's matrices apart";
+  Matmul bias_each = linear;
+  bias_each.epilogue.stride_bias = 4096;
+  EXPECT_FALSE(folds(bias_each)) << "a bias per product";
+  Matmul bias_m = linear;
+  bias_m.epilogue.bias_along = BiasAlong::M;
+  EXPECT_FALSE(folds(bias_m)) << "a bias along M";
+  Matmul rows = linear;
+  rows.epilogue.scale_rows = true, rows.epilogue.row_scale = static_cast<const float*>(fake(7));
+  EXPECT_FALSE(folds(rows)) << "row scales";
 }
 
 }  // namespace
