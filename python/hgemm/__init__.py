@@ -498,7 +498,9 @@ def _matmul_op(torch, a, b, out, out_dtype, alpha, beta, accum, kernel, trans_a,
 
 _GROUPED = "hgemm.grouped_mm"
 _K_GROUPED = ("hgemm.grouped_mm: a 2-D a and a 2-D b (the K-grouped product of weight gradients, "
-              "out[g] = a[:, s_g:e_g] · b[s_g:e_g, :]) takes torch tensors (without autograd) and offs")
+              "out[g] = a[:, s_g:e_g] · b[s_g:e_g, :]) takes torch tensors and offs")
+_COLS_GROUPED = ("hgemm.grouped_mm: a 3-D a and a 2-D b (groups along b's columns, out[:, s_g:e_g] = "
+                 "a[g] · b[:, s_g:e_g]) takes torch tensors and offs")
 
 
 def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
@@ -507,10 +509,14 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     * a 2-D (ΣM×K, the rows of every group sorted by group), b 3-D (G×K×N) and offs (G int32, the
       groups' cumulative END rows, on the GPU): out[s_g:e_g] = a[s_g:e_g] · b[g], with s_g = offs[g-1]
       (0 for g = 0) and e_g = offs[g]; out is ΣM×N and its rows from offs[-1] on are not written.
-    * a 2-D (M×K) and b 2-D (K×N) with offs (G int32, the groups' cumulative ends along K): the
-      K-grouped product of weight gradients, out[g] = a[:, s_g:e_g] · b[s_g:e_g, :], G×M×N. torch
-      tensors only, without autograd; a is read in place when column-major (as x.t() of the
-      forward's x) and b when row-major (as dy), other layouts are copied.
+    * a 3-D (G×M×K), b 2-D (K×ΣN) and offs (G int32, the groups' cumulative ends along b's
+      columns): out[:, s_g:e_g] = a[g] · b[:, s_g:e_g], M×ΣN, its columns from offs[-1] on not
+      written. torch tensors only: the transposed problem in the first form, then outᵀ copied to
+      rows (one copy of out, and of b unless b is a transposed view of ΣN×K rows).
+    * a 2-D (M×ΣK) and b 2-D (ΣK×N) with offs (G int32, the groups' cumulative ends along K): the
+      K-grouped product of weight gradients, out[g] = a[:, s_g:e_g] · b[s_g:e_g, :], G×M×N (an
+      empty group gives zeros). torch tensors only; a is read in place when column-major (as x.t()
+      of the forward's x) and b when row-major (as dy), other layouts are copied.
     * a and b 3-D (G×M×K and G×K×N), no offs: out[g] = a[g] · b[g], G×M×N. hgemm's own keyword
       m_valid (G int32 on the GPU) counts the rows of each group that matter: rows of out[g] from
       m_valid[g] on are then not written (the masked layout: a fixed shape for CUDA graphs).
@@ -520,16 +526,18 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     give empty groups. a and b are float16 or both bfloat16; out_dtype float16, bfloat16 or float32
     (default a's dtype; as torch._grouped_mm, which takes both 16-bit types). Any strides: a transposed view (such
     as weights stored G×N×K passed as w.transpose(-2, -1)) is op T, without a copy. out, when given,
-    must have row-major rows. A 3-D a with a 2-D b (torch's N-grouped form) raises
-    NotImplementedError. torch tensors that need grad, tensor subclasses and calls under
-    torch.compile go through torch.ops.hgemm.grouped_mm (autograd; out= is then refused). Raises
-    TypeError (dtypes, not on a GPU), ValueError (shapes, strides), RuntimeError (CUDA errors).
+    must have row-major rows. torch tensors that need grad, tensor subclasses and calls under
+    torch.compile go through torch.ops.hgemm.grouped_mm (autograd for every form; out= is then
+    refused). Raises TypeError (dtypes, not on a GPU), ValueError (shapes, strides), RuntimeError
+    (CUDA errors).
     """
     sa, sb = (_checks.array_shape(_GROUPED, name, x, what="2-D or 3-D") for name, x in (("a", a), ("b", b)))
     _checks.operands(_GROUPED, a.dtype, b.dtype)
     shape = _checks.grouped_shape(_GROUPED, sa, sb, offs is not None, m_valid is not None)
     if shape[0] is None:
         return _k_grouped_mm(a, b, offs, shape, out_dtype, out)
+    if len(sa) == 3 and len(sb) == 2:
+        return _cols_grouped_mm(a, b, offs, out_dtype, out)
     sizes, masked = (m_valid, True) if len(sa) == 3 else (offs, False)
     if sizes is not None:
         _checks.group_sizes(_GROUPED, "m_valid" if masked else "offs", sizes, sb[0])
@@ -538,17 +546,8 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
             and a.stride(-1) != 1 and a.shape[-1] > 1):
         a = a.contiguous()  # the contiguous layout takes A row-major (its groups start at any row)
     if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        plain = _PLAIN or _plain_types(torch)
-        if (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
-                or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
-            if out is not None:
-                _checks.fail(ValueError, _GROUPED, "out", "expected None with tensors that require grad (or under "
-                             "torch.compile: the result is a new tensor, and out= would drop the gradient), "
-                             "got a tensor")
-            from . import torch_ops
-
-            dtype = None if out_dtype is None else _torch_dtype(torch, out_dtype)
-            return torch_ops.grouped_mm(a, b, offs, m_valid, out_dtype=dtype)
+        if _needs_the_operator(torch, a, b):
+            return _grouped_op(torch, a, b, offs, out_dtype, out, m_valid)
         if out is None:
             out = torch.empty(shape, dtype=a.dtype if out_dtype is None else _torch_dtype(torch, out_dtype),
                               device=a.device)
@@ -581,14 +580,33 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, m_valid=None):
     return out
 
 
+def _needs_the_operator(torch, a, b):
+    """Whether torch tensors a and b go through torch.ops.hgemm.grouped_mm: a gradient to record,
+    a tensor subclass, or a trace under torch.compile."""
+    plain = _PLAIN or _plain_types(torch)
+    return (type(a) not in plain or type(b) not in plain or torch.compiler.is_compiling()
+            or ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled()))
+
+
+def _grouped_op(torch, a, b, offs, out_dtype, out, m_valid=None):
+    """torch.ops.hgemm.grouped_mm(a, b, offs, m_valid=m_valid) with out_dtype; out must be None."""
+    if out is not None:
+        _checks.fail(ValueError, _GROUPED, "out", "expected None with tensors that require grad (or under "
+                     "torch.compile: the result is a new tensor, and out= would drop the gradient), got a tensor")
+    from . import torch_ops
+
+    return torch_ops.grouped_mm(a, b, offs, None, None if out_dtype is None else _torch_dtype(torch, out_dtype),
+                                m_valid)
+
+
 def _k_grouped_mm(a, b, offs, shape, out_dtype, out):
     """grouped_mm's 2-D × 2-D form (see grouped_mm)."""
     torch = _torch()
     if torch is None or not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         raise NotImplementedError(_K_GROUPED)
-    if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
-        raise NotImplementedError(_K_GROUPED + ": its gradient is not implemented (call it under torch.no_grad())")
     _checks.group_sizes(_GROUPED, "offs", offs, -1)
+    if _needs_the_operator(torch, a, b):
+        return _grouped_op(torch, a, b, offs, out_dtype, out)
     _torch_sizes(torch, offs, "offs")  # contiguous
     shape = (int(offs.shape[0]), shape[1], shape[2])
     if out is None:
@@ -601,6 +619,26 @@ def _k_grouped_mm(a, b, offs, shape, out_dtype, out):
     from . import torch_ops
 
     return torch_ops.k_grouped_into(a, b, offs, out, _GROUPED)
+
+
+def _cols_grouped_mm(a, b, offs, out_dtype, out):
+    """grouped_mm's 3-D × 2-D form (see grouped_mm): always the operator, whose result out= takes
+    as a copy."""
+    torch = _torch()
+    if torch is None or not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        raise NotImplementedError(_COLS_GROUPED)
+    if _needs_the_operator(torch, a, b):
+        return _grouped_op(torch, a, b, offs, out_dtype, out)
+    result = _grouped_op(torch, a, b, offs, out_dtype, None)
+    if out is None:
+        return result
+    if out_dtype is not None:
+        _check_out_dtype(out, out_dtype, _GROUPED)
+    _checks.out_shape(_GROUPED, out.shape, result.shape)
+    if out.dtype != result.dtype:
+        _checks.fail(TypeError, _GROUPED, "out", f"expected dtype {str(result.dtype).replace('torch.', '')}, "
+                                                 f"got {str(out.dtype).replace('torch.', '')}")
+    return out.copy_(result)
 
 
 def _torch_sizes(torch, t, name, where=_GROUPED):

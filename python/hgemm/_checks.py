@@ -182,34 +182,27 @@ def _dims(shape):
 
 def grouped_shape(where, sa, sb, has_offs, has_m_valid):
     """The output shape of a grouped product of operands of shapes sa and sb (2-D or 3-D), with the
-    errors of torch._grouped_mm for the layouts hgemm computes and NotImplementedError for the
-    N-grouped one. The K-grouped product's shape is (None, M, N): its groups are offs's length."""
+    errors of torch._grouped_mm. The four forms are told apart by the operands' dimensions: 2-D a
+    and 3-D b (offs along M), 3-D a and 2-D b (offs along N), 3-D a and b (no offs; m_valid for the
+    masked layout) and 2-D a and b (offs along K), whose shape is (None, M, N): its groups are
+    offs's length."""
     ndim(where, "a", len(sa), (2, 3), "2-D or 3-D")
     ndim(where, "b", len(sb), (2, 3), "2-D or 3-D")
-    if len(sb) == 2:
-        if len(sa) == 3:
-            fail(NotImplementedError, where, "b", "expected a 3-D b with a 3-D a, got a 2-D b (a 3-D a and a 2-D b, "
-                 "groups along b's columns, is not implemented: hgemm groups the rows of a, with a 2-D a, "
-                 "a 3-D b and offs, or whole matrices, with 3-D a and b)")
-        if sa[1] != sb[0]:
-            fail(ValueError, where, "b", f"expected {sa[1]} rows (a is {_dims(sa)}), got {_dims(sb)} "
-                                         "(contraction dimensions do not match)")
-        if not has_offs:
-            fail(ValueError, where, "offs", "expected the groups' cumulative ends along K (a 2-D a and b are the "
-                                            "K-grouped product), got None")
-        if has_m_valid:
-            fail(ValueError, where, "m_valid", "expected None (m_valid is for 3-D a, the masked layout), got a tensor")
-        return (None, sa[0], sb[1])
     if sa[-1] != sb[-2]:
-        fail(ValueError, where, "b", f"expected {sa[-1]} rows in each group (a is {_dims(sa)}), got {_dims(sb)} "
+        per = " in each group" if len(sb) == 3 else ""
+        fail(ValueError, where, "b", f"expected {sa[-1]} rows{per} (a is {_dims(sa)}), got {_dims(sb)} "
                                      "(contraction dimensions do not match)")
-    if len(sa) == 2:
+    if len(sa) == 2 or len(sb) == 2:
+        along = {(2, 3): "end rows (a 2-D a needs offs)", (3, 2): "ends along b's columns (a 2-D b with a 3-D a "
+                 "needs offs)", (2, 2): "ends along K (a 2-D a and b are the K-grouped product)"}[(len(sa), len(sb))]
         if not has_offs:
-            fail(ValueError, where, "offs", "expected the groups' cumulative end rows (a 2-D a needs offs), got None")
+            fail(ValueError, where, "offs", f"expected the groups' cumulative {along}, got None")
         if has_m_valid:
-            fail(ValueError, where, "m_valid", "expected None (m_valid is for 3-D a, the masked layout; a 2-D a "
-                                               "takes offs), got a tensor")
-        return (sa[0], sb[2])
+            fail(ValueError, where, "m_valid", "expected None (m_valid is for 3-D a and b, the masked layout; "
+                                               "this form takes offs), got a tensor")
+        if len(sa) == 2 and len(sb) == 2:
+            return (None, sa[0], sb[1])
+        return (sa[0], sb[2]) if len(sa) == 2 else (sa[1], sb[1])
     if has_offs:
         fail(ValueError, where, "offs", "expected None (offs is not taken with a 3-D a and b: each group is a whole "
                                         "matrix, and m_valid gives its rows), got a tensor")

@@ -11,8 +11,8 @@ operators exist whenever hgemm does: a saved torch.export program that calls the
     hgemm::addmm(Tensor? bias, Tensor a, Tensor b, *, Scalar beta=1, Scalar alpha=1, str activation="none",
                  str accum="f32", str kernel_id="auto",
                  ScalarType? out_dtype=None) -> Tensor
-    hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, ScalarType? out_dtype=None)
-        -> Tensor
+    hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None,
+                      Tensor? m_valid=None) -> Tensor
 
 mm: a is M×K, b is K×N. matmul: operands of 2 or more dimensions with torch.matmul's
 broadcasting: M×K by batch×K×N, batch×M×K by K×N, two batches of equal size (a batch of one is
@@ -38,8 +38,10 @@ Its backward needs the pre-activation Z = a·b + bias for gelu, gelu_tanh and si
 is wanted, the forward runs hgemm::_addmm_aux, which returns (out, Z) from the one product (Z in the
 output's dtype, written by the same epilogue), and saves Z; relu's backward reads the output.
 
-grouped_mm: hgemm.grouped_mm's products (the contiguous layout with offs, a batch, or the masked
-layout with m_valid), one launch; see hgemm.grouped_mm and the autograd section below.
+grouped_mm: torch._grouped_mm's four forms with its positional arguments (a, b, offs, bias,
+out_dtype; bias must be None), then hgemm's m_valid (the masked layout): 2-D a by 3-D b with offs
+along M, 3-D a by 2-D b with offs along N, 2-D a by 2-D b with offs along K (G×M×N) and 3-D by
+3-D; see hgemm.grouped_mm and the autograd section below.
 
 The operators are registered with torch.library.Library define/impl rather than
 torch.library.custom_op, whose wrapper costs more host time per call.
@@ -532,33 +534,50 @@ addmm = torch.ops.hgemm.addmm.default
 
 # ---- grouped_mm ----
 #
-# hgemm::grouped_mm is hgemm.grouped_mm as an operator: a 2-D a with offs (the contiguous layout), a
-# 3-D a with m_valid (the masked layout) or a plain batch (3-D a and b, neither: the batched matmul).
+# hgemm::grouped_mm is hgemm.grouped_mm as an operator, with torch._grouped_mm's four forms and its
+# positional arguments (a, b, offs, bias, out_dtype), and hgemm's m_valid after them:
+#   rows:  a 2-D (ΣM×K) by b 3-D (G×K×N), offs along M: the contiguous layout, one launch;
+#   batch: a and b 3-D, no offs: the batched matmul; with m_valid the masked layout;
+#   k:     a 2-D (M×ΣK) by b 2-D (ΣK×N), offs along K: G×M×N, hgemm's K-grouped layout, one launch;
+#   cols:  a 3-D (G×M×K) by b 2-D (K×ΣN), offs along N: M×ΣN, the rows form of the transposed
+#          problem (outᵀ = bᵀ by each aᵀ_g), then outᵀ copied to rows.
 # The group sizes stay on the GPU, so the operator is CUDA-graph safe with sizes that change between
-# replays. hgemm::_k_grouped_mm is the K-grouped product the weight gradient needs (see below).
+# replays. hgemm::_k_grouped_mm is the K-grouped product that gradients take (see below).
 
 # m_valid is not keyword-only: register_autograd takes no keyword-only tensors.
-_lib.define("grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, ScalarType? out_dtype=None) "
-            "-> Tensor")
+_lib.define("grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None, "
+            "Tensor? m_valid=None) -> Tensor")
 _lib.define("_k_grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor")
 
 
-def _grouped_mm_shape(a, b, offs, m_valid, out_dtype):
+def _grouped_form(a, b):
+    return {(2, 3): "rows", (3, 3): "batch", (2, 2): "k", (3, 2): "cols"}[(a.dim(), b.dim())]
+
+
+def _grouped_mm_shape(a, b, offs, bias, out_dtype, m_valid):
     where = "hgemm::grouped_mm"
     _check_args("grouped_mm", a, b, "f32", "auto", out_dtype)
     shape = _checks.grouped_shape(where, tuple(a.shape), tuple(b.shape), offs is not None, m_valid is not None)
-    if shape[0] is None:
-        raise NotImplementedError("hgemm::grouped_mm: a 2-D a and b (the K-grouped product) is not an operator "
-                                  "with autograd; hgemm.grouped_mm computes it without gradients")
+    if bias is not None:
+        raise NotImplementedError("hgemm::grouped_mm: argument 'bias': expected None (a bias on grouped products "
+                                  "is not implemented), got a tensor")
+    if shape[0] is None:  # the K-grouped form: one product per entry of offs
+        _checks.group_sizes(where, "offs", offs, -1)
+        return (offs.shape[0],) + tuple(shape[1:])
     for name, sizes in (("offs", offs), ("m_valid", m_valid)):
         if sizes is not None:
-            _checks.group_sizes(where, name, sizes, b.shape[0])
+            _checks.group_sizes(where, name, sizes, a.shape[0] if _grouped_form(a, b) == "cols" else b.shape[0])
     return shape
 
 
-def _grouped_mm_cuda(a, b, offs=None, m_valid=None, *, out_dtype=None):
-    shape = _grouped_mm_shape(a, b, offs, m_valid, out_dtype)
+def _grouped_mm_cuda(a, b, offs=None, bias=None, out_dtype=None, m_valid=None):
+    shape = _grouped_mm_shape(a, b, offs, bias, out_dtype, m_valid)
     dtype = a.dtype if out_dtype is None else out_dtype
+    form = _grouped_form(a, b)
+    if form == "k":
+        return k_grouped_into(a, b, offs, a.new_empty(shape, dtype=dtype), "hgemm::grouped_mm")
+    if form == "cols":
+        return _cols_via_rows(a, b, offs, dtype, _grouped_mm_cuda)
     if offs is not None and a.stride(-1) != 1 and a.shape[-1] > 1:
         a = a.contiguous()  # the contiguous layout takes A row-major (its groups start at any row)
     a, va = _view(a)
@@ -573,8 +592,15 @@ def _grouped_mm_cuda(a, b, offs=None, m_valid=None, *, out_dtype=None):
     return out
 
 
-def _grouped_mm_fake(a, b, offs=None, m_valid=None, *, out_dtype=None):
-    shape = _grouped_mm_shape(a, b, offs, m_valid, out_dtype)
+def _cols_via_rows(a, b, offs, dtype, rows_product):
+    """The cols form (a G×M×K, b K×ΣN, offs along N) as the rows form of the transposed problem:
+    outᵀ[s_g:e_g] = bᵀ[s_g:e_g] · a_gᵀ, then laid out as M×ΣN rows. rows_product(a, b, offs, None,
+    dtype) is the rows form (a parameter, so that the CPU tests check this algebra on a reference)."""
+    return rows_product(b.mT, a.mT, offs, None, dtype).mT.contiguous()
+
+
+def _grouped_mm_fake(a, b, offs=None, bias=None, out_dtype=None, m_valid=None):
+    shape = _grouped_mm_shape(a, b, offs, bias, out_dtype, m_valid)
     return a.new_empty(shape, dtype=a.dtype if out_dtype is None else out_dtype)
 
 
@@ -625,8 +651,8 @@ def _k_grouped_mm_fake(a, b, offs):
     return a.new_empty(_k_grouped_shape(a, b, offs))
 
 
-def _grouped_mm_refuse_cpu(a, b, offs=None, m_valid=None, *, out_dtype=None):
-    _grouped_mm_shape(a, b, offs, m_valid, out_dtype)  # checked first, as on CUDA
+def _grouped_mm_refuse_cpu(a, b, offs=None, bias=None, out_dtype=None, m_valid=None):
+    _grouped_mm_shape(a, b, offs, bias, out_dtype, m_valid)  # checked first, as on CUDA
     _refuse_device("hgemm::grouped_mm", (("a", a), ("b", b), ("offs", offs), ("m_valid", m_valid)))
 
 
@@ -650,13 +676,34 @@ for _name, _cuda, _refuse, _fake in (
 #        K-grouped layout, one launch reading offs on the device); for the masked layout a
 #        batched hgemm product of a and dD with the rows past m_valid zeroed; for a plain batch
 #        the batched product.
-# Gradients come in the inputs' dtype; offs and m_valid get none.
+# The other two forms take the same two launches: for the K-grouped one (D_g = A[:, g]·B[g, :])
+# dAᵀ[g] = B[g, :]·dD_gᵀ and dB[g, :] = A[:, g]ᵀ·dD_g are the rows form; for the cols form
+# (D[:, g] = A_g·B[:, g]) dA_g = dD[:, g]·B[:, g]ᵀ is the K-grouped product and dBᵀ[g] = dD[:, g]ᵀ·A_g
+# the rows form. Gradients come in the inputs' dtype; offs and m_valid get none.
 
-def _grouped_setup(ctx, inputs, keyword_only_inputs, output):
-    a, b, offs, m_valid = inputs
+def _rows_op(a, b, offs):
+    """The rows form (a 2-D, b 3-D, offs along a's rows), in a's dtype."""
+    return torch.ops.hgemm.grouped_mm.default(a, b, offs)
+
+
+def _k_op(a, b, offs):
+    """The K-grouped form (a P×S, b S×Q, offs along S): G×P×Q in a's dtype."""
+    return torch.ops.hgemm._k_grouped_mm.default(a, b, offs)
+
+
+def _rows_in_groups(x, offs):
+    """x (the rows form's output) with its rows in no group (from max(offs) on) zeroed."""
+    rows = x.shape[0]
+    unused = torch.arange(rows, device=x.device) >= offs.max().clamp(0, rows)
+    return x.masked_fill_(unused.unsqueeze(1), 0)
+
+
+def _grouped_setup(ctx, inputs, output):
+    a, b, offs, _bias, _out_dtype, m_valid = inputs
     need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
     ctx.save_for_backward(a if need_b else None, b if need_a else None, offs, m_valid)
-    ctx.dtype = a.dtype
+    ctx.dtype, ctx.form = a.dtype, _grouped_form(a, b)
+    ctx.a_shape, ctx.b_shape = tuple(a.shape), tuple(b.shape)
     ctx.a_transposed, ctx.b_transposed = _transposed(a), _transposed(b)
 
 
@@ -666,24 +713,36 @@ def _grouped_backward(ctx, grad):
     if grad.dtype != ctx.dtype:
         grad = grad.to(ctx.dtype)
     da = db = None
-    if offs is not None:
+    if ctx.form in ("k", "cols") and offs.shape[0] == 0:  # no groups: nothing depends on a or b
+        zeros = lambda shape: grad.new_zeros(shape)  # noqa: E731
+        return (zeros(ctx.a_shape) if need_a else None, zeros(ctx.b_shape) if need_b else None,
+                None, None, None, None)
+    if ctx.form == "k":  # a M×ΣK, b ΣK×N, grad G×M×N
+        if need_a:
+            da = _rows_in_groups(_rows_op(b, grad.mT, offs), offs).mT
+        if need_b:
+            db = _rows_in_groups(_rows_op(a.mT, grad, offs), offs)
+    elif ctx.form == "cols":  # a G×M×K, b K×ΣN, grad M×ΣN
+        if need_a:
+            da = _k_op(grad, b.mT, offs)
+        if need_b:
+            db = _rows_in_groups(_rows_op(grad.mT, a, offs), offs).mT
+    elif offs is not None:
         rows = grad.shape[0]
         if need_a:
             if offs.shape[0] == 0:
                 da = grad.new_zeros(rows, b.shape[1])
             else:
-                da = torch.ops.hgemm.grouped_mm.default(grad, b.mT, offs)
-                unused = torch.arange(rows, device=grad.device) >= offs.max().clamp(0, rows)
-                da = da.masked_fill_(unused.unsqueeze(1), 0)
+                da = _rows_in_groups(_rows_op(grad, b.mT, offs), offs)
         if need_b:
             if ctx.b_transposed:  # b views G×N×K storage: dBᵀ_g = dD_gᵀ·A_g, laid out like b
-                db = torch.ops.hgemm._k_grouped_mm.default(grad.mT, a, offs).mT
+                db = _k_op(grad.mT, a, offs).mT
             else:
-                db = torch.ops.hgemm._k_grouped_mm.default(a.mT, grad, offs)
+                db = _k_op(a.mT, grad, offs)
     elif m_valid is not None:
         unused = (torch.arange(grad.shape[1], device=grad.device) >= m_valid.unsqueeze(1)).unsqueeze(2)
         if need_a:
-            da = torch.ops.hgemm.grouped_mm.default(grad, b.mT, None, m_valid).masked_fill_(unused, 0)
+            da = torch.ops.hgemm.grouped_mm.default(grad, b.mT, None, None, None, m_valid).masked_fill_(unused, 0)
         if need_b:
             # rows past m_valid take no part: zeroed in both factors (a's may hold anything, even NaN)
             db = _product(a.masked_fill(unused, 0).mT, grad.masked_fill(unused, 0), ctx.b_transposed)
@@ -692,7 +751,7 @@ def _grouped_backward(ctx, grad):
             da = _product(grad, b.mT, ctx.a_transposed)
         if need_b:
             db = _product(a.mT, grad, ctx.b_transposed)
-    return da, db, None, None
+    return da, db, None, None, None, None
 
 
 torch.library.register_autograd("hgemm::grouped_mm", _grouped_backward, setup_context=_grouped_setup, lib=_lib)

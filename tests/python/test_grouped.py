@@ -201,15 +201,16 @@ def sizes(n, device="meta"):
 
 def test_schema_and_autograd():
     assert str(torch.ops.hgemm.grouped_mm.default._schema) == (
-        "hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? m_valid=None, *, "
-        "ScalarType? out_dtype=None) -> Tensor")
+        "hgemm::grouped_mm(Tensor a, Tensor b, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None, "
+        "Tensor? m_valid=None) -> Tensor")
     assert torch._C._dispatch_has_kernel_for_dispatch_key("hgemm::grouped_mm", "Autograd")
 
 
 @pytest.mark.parametrize("dtype", [F16, BF16])
 @pytest.mark.parametrize("out_dtype", [None, F16, BF16, F32])
 def test_fake_shapes(dtype, out_dtype):
-    """The shapes of torch._grouped_mm: ΣM×K by G×K×N with offs is ΣM×N; G×M×K by G×K×N is G×M×N."""
+    """The shapes of torch._grouped_mm: ΣM×K by G×K×N with offs is ΣM×N; G×M×K by G×K×N is G×M×N;
+    G×M×K by K×ΣN with offs is M×ΣN; M×ΣK by ΣK×N with offs is G×M×N."""
     want = dtype if out_dtype is None else out_dtype
     with FakeTensorMode():
         a = torch.empty(100, 32, dtype=dtype, device="cuda")
@@ -220,28 +221,43 @@ def test_fake_shapes(dtype, out_dtype):
         assert c.shape == hgemm.grouped_mm(a, b.mT.contiguous().mT, offs, out_dtype=out_dtype).shape
         a3 = torch.empty(4, 10, 32, dtype=dtype, device="cuda")
         for m_valid in (None, offs):
-            c = torch.ops.hgemm.grouped_mm(a3, b, None, m_valid, out_dtype=out_dtype)
+            c = torch.ops.hgemm.grouped_mm(a3, b, None, m_valid=m_valid, out_dtype=out_dtype)
             assert c.shape == (4, 10, 24) and c.dtype == want
+        c = torch.ops.hgemm.grouped_mm(a3, b[0], offs, None, out_dtype)  # positional, as torch._grouped_mm's
+        assert c.shape == (10, 24) and c.dtype == want and c.is_contiguous()
+        k_a, k_b = torch.empty(10, 100, dtype=dtype, device="cuda"), torch.empty(100, 24, dtype=dtype, device="cuda")
+        c = torch.ops.hgemm.grouped_mm(k_a, k_b, offs, out_dtype=out_dtype)
+        assert c.shape == (4, 10, 24) and c.dtype == want and c.is_contiguous()
         if dtype is BF16 and out_dtype in (None, BF16):  # torch's own meta kernel agrees
             assert torch._grouped_mm(a, b, offs=offs).shape == (100, 24)
             assert torch._grouped_mm(a3, b).shape == (4, 10, 24)
+            assert torch._grouped_mm(a3, b[0], offs=offs).shape == (10, 24)
+            assert torch._grouped_mm(k_a, k_b, offs=offs).shape == (4, 10, 24)
 
 
 def test_fake_rejects_what_is_not_supported():
     a, b, offs = meta(64, 32), meta(4, 32, 16), sizes(4)
     op = torch.ops.hgemm.grouped_mm
-    with pytest.raises(NotImplementedError, match="K-grouped"):
-        op(a.mT, meta(64, 16), offs)
+    with pytest.raises(NotImplementedError, match=r"argument 'bias': expected None \(a bias on grouped products"):
+        op(a, b, offs, meta(4, 16))
     with pytest.raises(TypeError, match="argument 'a': expected an array in CUDA memory, got one on meta"):  # K-grouped
         hgemm.grouped_mm(a.mT, meta(64, 16), offs.to("meta"))
-    with pytest.raises(NotImplementedError, match=r"argument 'b': expected a 3-D b with a 3-D a, got a 2-D b"):
-        op(meta(4, 8, 32), meta(32, 16), offs)
+    with pytest.raises(ValueError, match=r"argument 'offs': expected the groups' cumulative ends along K"):
+        op(a.mT, meta(64, 16))
+    with pytest.raises(ValueError, match=r"argument 'offs': expected the groups' cumulative ends along b's columns"):
+        op(meta(4, 8, 32), meta(32, 16))
+    with pytest.raises(ValueError, match=r"argument 'offs': expected 1-D with one entry per group \(4\), got shape \(3,\)"):
+        op(meta(4, 8, 32), meta(32, 16), sizes(3))  # the cols form: one entry per matrix of a
+    with pytest.raises(ValueError, match=r"argument 'b': expected 32 rows \(a is 4x8x32\), got 31x16"):
+        op(meta(4, 8, 32), meta(31, 16), offs)
+    with pytest.raises(ValueError, match=r"argument 'm_valid': expected None \(m_valid is for 3-D a and b"):
+        op(meta(4, 8, 32), meta(32, 16), offs, m_valid=offs)
     with pytest.raises(ValueError, match=r"^hgemm::grouped_mm: argument 'offs': expected .* \(a 2-D a needs offs\), got None$"):
         op(a, b)
     with pytest.raises(ValueError, match=r"argument 'offs': expected None \(offs is not taken"):
         op(meta(4, 8, 32), b, offs)
     with pytest.raises(ValueError, match=r"argument 'm_valid': expected None \(m_valid is for 3-D a"):
-        op(a, b, offs, offs)
+        op(a, b, offs, None, None, offs)
     with pytest.raises(TypeError, match=r"^hgemm::grouped_mm: argument 'offs': expected dtype int32, got int64$"):
         op(a, b, offs.long())
     with pytest.raises(ValueError, match=r"argument 'offs': expected 1-D with one entry per group \(4\), got shape \(3,\)"):
@@ -275,12 +291,18 @@ CASES = {  # (a's shape, b's shape, offs, m_valid)
     "contiguous": ((64, 32), (4, 32, 16), True, False),
     "masked": ((4, 8, 32), (4, 32, 16), False, True),
     "batch": ((4, 8, 32), (4, 32, 16), False, False),
+    "k_grouped": ((24, 64), (64, 16), True, False),
+    "cols": ((4, 8, 32), (32, 40), True, False),
 }
+
+
+def transposed_shape(shape):
+    return tuple(shape[:-2]) + (shape[-1], shape[-2])
 
 
 def case_args(name, dtype=BF16, grad=True, b_transposed=False):
     sa, sb, with_offs, with_m_valid = CASES[name]
-    b = meta(sb[0], sb[2], sb[1], dtype=dtype, grad=grad).mT if b_transposed else meta(*sb, dtype=dtype, grad=grad)
+    b = meta(*transposed_shape(sb), dtype=dtype, grad=grad).mT if b_transposed else meta(*sb, dtype=dtype, grad=grad)
     return (meta(*sa, dtype=dtype, grad=grad), b, sizes(4) if with_offs else None, sizes(4) if with_m_valid else None)
 
 
@@ -289,8 +311,9 @@ def case_args(name, dtype=BF16, grad=True, b_transposed=False):
 def test_opcheck_meta(name, dtype, out_dtype):
     """Schema, autograd registration, fake kernel and AOT autograd (forward and backward traced with
     dynamic shapes), on meta tensors."""
-    kwargs = {} if out_dtype is None else {"out_dtype": out_dtype}
-    res = torch.library.opcheck(torch.ops.hgemm.grouped_mm, case_args(name, dtype), kwargs)
+    a, b, offs, m_valid = case_args(name, dtype)
+    kwargs = {"m_valid": m_valid} if out_dtype is None else {"m_valid": m_valid, "out_dtype": out_dtype}
+    res = torch.library.opcheck(torch.ops.hgemm.grouped_mm, (a, b, offs), kwargs)
     assert set(res.values()) == {"SUCCESS"}
 
 
@@ -307,7 +330,7 @@ def test_meta_backward_shapes(name, b_transposed, need):
     transposed gradient: row-major in b's storage); only the gradients asked for are computed."""
     a, b, offs, m_valid = case_args(name, F16, grad=False)
     a.requires_grad_(need[0])
-    leaf_b = (meta(b.shape[0], b.shape[2], b.shape[1], dtype=F16) if b_transposed else b).requires_grad_(need[1])
+    leaf_b = (meta(*transposed_shape(b.shape), dtype=F16) if b_transposed else b).requires_grad_(need[1])
     b = leaf_b.mT if b_transposed else leaf_b
     c = hgemm.grouped_mm(a, b, offs, m_valid=m_valid, out_dtype=F32)
     assert c.requires_grad and c.dtype == F32
@@ -346,6 +369,91 @@ def test_inductor_lowers_the_operator():
     a, b = torch.ones(8, 16, dtype=BF16, requires_grad=True), torch.ones(2, 16, 4, dtype=BF16, requires_grad=True)
     with pytest.raises(TypeError, match="argument 'a': expected an array in CUDA memory"):
         torch.compile(f, fullgraph=True, backend="inductor")(a, b, torch.tensor([3, 8], dtype=I32))
+
+
+# ---- the algebra of the forms, on the CPU ----
+# The K-grouped and cols forms run on the two launches of the other forms, through transposes; here
+# those launches are float64 loops on CPU tensors (the CUDA ones are tested below), so that the
+# transposes, the zeroed rows and the gradients' shapes are checked without a GPU.
+
+def rows_on_cpu(a, b, offs, bias=None, out_dtype=None):
+    """The rows form as the kernel computes it: offsets clamped to [0, rows] and nondecreasing,
+    NaN in the rows no group writes."""
+    out = torch.full((a.shape[0], b.shape[2]), float("nan"), dtype=torch.float64)
+    end = 0
+    for g, size in enumerate(offs.tolist()):
+        start, end = end, max(end, min(max(size, 0), a.shape[0]))
+        out[start:end] = a[start:end].double() @ b[g].double()
+    return out
+
+
+def k_on_cpu(a, b, offs):
+    out = torch.zeros((offs.shape[0], a.shape[0], b.shape[1]), dtype=torch.float64)
+    end = 0
+    for g, size in enumerate(offs.tolist()):
+        start, end = end, max(end, min(max(size, 0), a.shape[1]))
+        out[g] = a[:, start:end].double() @ b[start:end].double()
+    return out
+
+
+def cpu_offsets(sizes):
+    return torch.tensor(sizes, dtype=torch.int64).cumsum(0).to(I32)
+
+
+def backward_on_cpu(form, a, b, offs, grad):
+    from types import SimpleNamespace
+
+    ctx = SimpleNamespace(saved_tensors=(a, b, offs, None), needs_input_grad=(True, True) + (False,) * 4,
+                          dtype=torch.float64, form=form, a_shape=tuple(a.shape), b_shape=tuple(b.shape),
+                          a_transposed=False, b_transposed=False)
+    return hgemm.torch_ops._grouped_backward(ctx, grad)[:2]
+
+
+@pytest.fixture
+def launches_on_cpu(monkeypatch):
+    monkeypatch.setattr(hgemm.torch_ops, "_rows_op", rows_on_cpu)
+    monkeypatch.setattr(hgemm.torch_ops, "_k_op", k_on_cpu)
+
+
+def test_cols_form_is_the_transposed_rows_form(launches_on_cpu):
+    sizes, m, k, spare = [5, 0, 9, 3], 6, 7, 2
+    a, b = torch.randn(4, m, k, dtype=torch.float64), torch.randn(k, sum(sizes) + spare, dtype=torch.float64)
+    out = hgemm.torch_ops._cols_via_rows(a, b, cpu_offsets(sizes), torch.float64, rows_on_cpu)
+    want, _, _ = cols_reference(a, b, sizes)
+    assert out.shape == (m, sum(sizes) + spare) and out.is_contiguous()
+    assert torch.allclose(out[:, :sum(sizes)], want[:, :sum(sizes)])
+
+
+@pytest.mark.parametrize("sizes", [[5, 0, 9, 3], [0, 0, 4], [6]])
+def test_cols_form_gradients(launches_on_cpu, sizes):
+    m, k, spare = 6, 7, 2
+    a, b = torch.randn(len(sizes), m, k, dtype=torch.float64), torch.randn(k, sum(sizes) + spare, dtype=torch.float64)
+    grad = torch.randn(m, sum(sizes) + spare, dtype=torch.float64)
+    da, db = backward_on_cpu("cols", a, b, cpu_offsets(sizes), grad)
+    _, want_da, want_db = cols_reference(a, b, sizes, grad)
+    assert da.shape == a.shape and torch.allclose(da, want_da)
+    assert db.shape == b.shape and torch.allclose(db, want_db)  # zeros past the last group
+
+
+@pytest.mark.parametrize("sizes", [[5, 0, 9, 3], [0, 0, 4], [6]])
+def test_k_grouped_form_gradients(launches_on_cpu, sizes):
+    m, n, spare = 6, 7, 2
+    a, b = torch.randn(m, sum(sizes) + spare, dtype=torch.float64), torch.randn(sum(sizes) + spare, n, dtype=torch.float64)
+    grad = torch.randn(len(sizes), m, n, dtype=torch.float64)
+    da, db = backward_on_cpu("k", a, b, cpu_offsets(sizes), grad)
+    _, want_da, want_db = k_grouped_reference(a, b, sizes, grad)
+    assert da.shape == a.shape and torch.allclose(da, want_da)
+    assert db.shape == b.shape and torch.allclose(db, want_db)
+
+
+def test_no_groups_give_zero_gradients(launches_on_cpu):
+    offs = torch.zeros(0, dtype=I32)
+    a, b = torch.randn(6, 9, dtype=torch.float64), torch.randn(9, 7, dtype=torch.float64)
+    da, db = backward_on_cpu("k", a, b, offs, torch.randn(0, 6, 7, dtype=torch.float64))
+    assert da.shape == a.shape and db.shape == b.shape and not da.any() and not db.any()
+    a3, b2 = torch.randn(0, 6, 9, dtype=torch.float64), torch.randn(9, 5, dtype=torch.float64)
+    da, db = backward_on_cpu("cols", a3, b2, offs, torch.randn(6, 5, dtype=torch.float64))
+    assert da.shape == a3.shape and db.shape == b2.shape and not db.any()
 
 
 # ---- GPU ----
@@ -578,8 +686,110 @@ def test_k_grouped_product(dtype, out_dtype, a_layout, b_layout):
             bound = tol_f32(size) if out_dtype is F32 else tol(size, dtype)
             assert rel_error(out[g], want) < bound, (g, size)
         start += size
-    with pytest.raises(NotImplementedError, match="gradient"):
-        hgemm.grouped_mm(a.detach().requires_grad_(), b, offsets(sizes))
+
+
+def k_grouped_reference(a, b, sizes, g_out=None, dtype=torch.float64):
+    """out[g] = a[:, s_g:e_g]·b[s_g:e_g] per group in `dtype`, and for g_out both gradients (the
+    columns of a and rows of b in no group get zeros)."""
+    af, bf = (x.detach().to(dtype).requires_grad_() for x in (a, b))
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(af[:, start:start + size] @ bf[start:start + size])
+        start += size
+    out = torch.stack(parts)
+    if g_out is None:
+        return out.detach(), None, None
+    out.backward(g_out.to(dtype))
+    return out.detach(), af.grad, bf.grad
+
+
+def cols_reference(a, b, sizes, g_out=None, dtype=torch.float64):
+    """out[:, s_g:e_g] = a[g]·b[:, s_g:e_g] in `dtype` (the columns past the groups: zeros), and for
+    g_out both gradients."""
+    af, bf = (x.detach().to(dtype).requires_grad_() for x in (a, b))
+    parts, start = [], 0
+    for g, size in enumerate(sizes):
+        parts.append(af[g] @ bf[:, start:start + size])
+        start += size
+    out = torch.cat(parts + [af.new_zeros(af.shape[1], bf.shape[1] - start)], dim=1)
+    if g_out is None:
+        return out.detach(), None, None
+    out[:, :start].backward(g_out[:, :start].to(dtype))
+    return out.detach(), af.grad, bf.grad
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [F16, BF16])
+@pytest.mark.parametrize("a_layout", ["cols", "rows"])
+def test_k_grouped_gradients(dtype, a_layout):
+    """The K-grouped form with autograd: da[:, s_g:e_g] = dD_g·b[s_g:e_g]ᵀ and db[s_g:e_g] =
+    a[:, s_g:e_g]ᵀ·dD_g (the rows form), zeros past the last group; empty groups included."""
+    sizes, m, n = [0, 130, 1, 0, 257, 64], 72, 136
+    depth = sum(sizes) + 5
+    a = (rand(depth, m, dtype=dtype).t() if a_layout == "cols" else rand(m, depth, dtype=dtype)).requires_grad_()
+    b = rand(depth, n, dtype=dtype, requires_grad=True)
+    out = hgemm.grouped_mm(a, b, offsets(sizes))
+    g = rand(*out.shape, dtype=dtype)
+    out.backward(g)
+    want, da, db = k_grouped_reference(a, b, sizes, g)
+    assert rel_error(out.detach(), want) < tol(max(sizes), dtype)
+    assert a.grad.shape == a.shape and rel_error(a.grad, da) < tol(n, dtype)
+    assert b.grad.shape == b.shape and rel_error(b.grad, db) < tol(m, dtype)
+    assert torch.all(a.grad[:, sum(sizes):] == 0) and torch.all(b.grad[sum(sizes):] == 0)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [F16, BF16])
+@pytest.mark.parametrize("b_layout", ["rows", "cols"])
+@pytest.mark.parametrize("out_dtype", [None, F32])
+def test_cols_form_forward_and_gradients(dtype, b_layout, out_dtype):
+    """The 3-D × 2-D form (groups along b's columns): out[:, s_g:e_g] = a[g]·b[:, s_g:e_g], M×ΣN,
+    with uneven and empty groups and columns past the last group (not written, zero gradient);
+    da_g = dD[:, g]·b[:, g]ᵀ (the K-grouped layout), db[:, g] = a_gᵀ·dD[:, g] (the rows form)."""
+    sizes, m, k = [37, 0, 129, 5, 0, 64], 72, 96
+    total, spare = sum(sizes), 7
+    a = rand(len(sizes), m, k, dtype=dtype, requires_grad=True)
+    b = (rand(total + spare, k, dtype=dtype).t() if b_layout == "cols" else rand(k, total + spare, dtype=dtype))
+    b.requires_grad_()
+    out = hgemm.grouped_mm(a, b, offsets(sizes), out_dtype=out_dtype)
+    assert out.shape == (m, total + spare) and out.dtype == (dtype if out_dtype is None else out_dtype)
+    assert out.is_contiguous()
+    g = rand(*out.shape, dtype=dtype).to(out.dtype)
+    out.backward(g)
+    want, da, db = cols_reference(a, b, sizes, g)
+    bound = tol_f32(k) if out_dtype is F32 else tol(k, dtype)
+    assert rel_error(out.detach()[:, :total], want[:, :total]) < bound
+    assert a.grad.shape == a.shape and rel_error(a.grad, da) < tol(max(sizes), dtype)
+    for gi, size in enumerate(sizes):
+        if size == 0:
+            assert torch.all(a.grad[gi] == 0), gi
+    assert b.grad.shape == b.shape and rel_error(b.grad, db) < tol(m, dtype)
+    assert torch.all(b.grad[:, total:] == 0)
+    with torch.no_grad():  # the direct call, and out= (a copy of the operator's result)
+        into = torch.full_like(out, float("nan"))
+        assert hgemm.grouped_mm(a, b, offsets(sizes), out_dtype=out_dtype, out=into) is into
+        assert torch.equal(into[:, :total], out.detach()[:, :total])
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_every_form_matches_torch_grouped_mm(dtype):
+    """torch._grouped_mm's four forms with its positional arguments, against torch's own kernel."""
+    sizes = grouped_rows(4, 256)
+    offs = offsets(sizes)
+    x, w = rand(256, 128, dtype=dtype), rand(4, 128, 96, dtype=dtype)
+    x3, w2 = rand(4, 64, 128, dtype=dtype), rand(128, 256, dtype=dtype)
+    kx, ky = rand(256, 48, dtype=dtype).t(), rand(256, 80, dtype=dtype)
+    forms = {"2-D x 3-D": (x, w, offs), "3-D x 3-D": (x3, w, None), "3-D x 2-D": (x3, w2, offs),
+             "2-D x 2-D": (kx, ky, offs)}
+    for name, args in forms.items():
+        ours = torch.ops.hgemm.grouped_mm(*args)
+        try:
+            theirs = torch._grouped_mm(*args)
+        except RuntimeError as e:  # a torch without this dtype or form
+            pytest.skip(f"torch._grouped_mm ({name}): {e}")
+        assert ours.shape == theirs.shape, name
+        assert rel_error(ours, theirs) < 2 * tol(256, dtype), name
 
 
 @cuda
@@ -607,4 +817,4 @@ def test_opcheck_cuda(name):
     a, b = rand(*sa, dtype=dtype, requires_grad=True), rand(*sb, dtype=dtype, requires_grad=True)
     offs = offsets([16, 0, 40, 8]) if with_offs else None
     m_valid = torch.full((4,), sa[1] if len(sa) == 3 else 0, dtype=I32, device="cuda") if with_m_valid else None
-    torch.library.opcheck(torch.ops.hgemm.grouped_mm, (a, b, offs, m_valid))
+    torch.library.opcheck(torch.ops.hgemm.grouped_mm, (a, b, offs), {"m_valid": m_valid})
