@@ -56,7 +56,8 @@
 #                       word lowercased, e.g. h200): bench-sm90-nn.json is also written as h200-sm90-nn.json
 #   HGEMM_RESULTS_DIR   where to copy those canonical files too (e.g. bench/results)
 #   decode    (step) auto on decode shapes (bench-decode-<op>.json)
-#   HGEMM_AB_BEFORE     (step ab) the other build's hgemm-bench; HGEMM_AB_ROUNDS its rounds (default 3)
+#   HGEMM_AB_BEFORE     (step ab) the other build's hgemm-bench; HGEMM_AB_ROUNDS its rounds (default 3),
+#                       HGEMM_AB_ITERS the timed launches of each shape (default 10)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-bench/out/gpu-check}}
@@ -88,7 +89,9 @@ if want build; then
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   start=$(date +%s)
+  # The ping-pong kernel too (off by default), so that a GPU check runs every kernel.
   if cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_CUDA_ARCHS="$HGEMM_CUDA_ARCHS" \
+       -DHGEMM_ENGINE_PINGPONG=ON \
        "${prefix[@]}" >>"$log" 2>&1 &&
      cmake --build "$build" -j "$(nproc)" >>"$log" 2>&1; then
     summary+=("build: ok ($HGEMM_CUDA_ARCHS, $(( $(date +%s) - start )) s)")
@@ -250,15 +253,16 @@ if want ab; then
     squares=4096x4096x4096,8192x8192x8192,16384x16384x16384
     rounds=${HGEMM_AB_ROUNDS:-3}
     ops=${HGEMM_AUTO_OPS:-nt nn}
+    iters=${HGEMM_AB_ITERS:-10}
     for round in $(seq 1 "$rounds"); do  # old, new, old, new, ...: both builds see the same clocks
       for side in before after; do
         bench=$build/tools/hgemm-bench
         [ "$side" = before ] && bench=$before
         for op in $ops; do
-          timeout 400 "$bench" --kernels auto --suite auto --op "$op" --accum both --iters 10 \
+          timeout 400 "$bench" --kernels auto --suite auto --op "$op" --accum both --iters "$iters" \
             --json "$out/ab/$side-$round-auto-$op.json" >>"$out/ab/bench.txt" 2>>"$log"
         done
-        timeout 400 "$bench" --kernels auto --shapes "$squares" --op nt --accum both --iters 10 \
+        timeout 400 "$bench" --kernels auto --shapes "$squares" --op nt --accum both --iters "$iters" \
           --json "$out/ab/$side-$round-squares-nt.json" >>"$out/ab/bench.txt" 2>>"$log"
       done
     done

@@ -22,7 +22,7 @@ check_unit() {
   local unit=$1 work=$2 nvcc=$3 ptxas=$4
   local name
   name=$(echo "$unit" | tr '/' '_')
-  "$nvcc" -DHGEMM_HAS_SM90A=1 -Iinclude -Isrc -O3 -DNDEBUG -std=c++17 --expt-relaxed-constexpr \
+  "$nvcc" -DHGEMM_HAS_SM90A=1 -DHGEMM_ENGINE_PINGPONG=1 -Iinclude -Isrc -O3 -DNDEBUG -std=c++17 --expt-relaxed-constexpr \
     -arch=compute_90a -x cu -ptx "$unit" -o "$work/$name.ptx" 2> "$work/$name.cicc" ||
     { echo "$unit: PTX failed"; cat "$work/$name.cicc"; return 1; }
   "$ptxas" -arch=sm_90a -O3 -v "$work/$name.ptx" -o /dev/null > "$work/$name.log" 2>&1 ||
