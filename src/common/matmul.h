@@ -11,7 +11,7 @@ namespace hgemm::detail {
 
 struct Matmul : MatmulArgs {
   Accum accum = Accum::F32;
-  bool aux_by_tma = false;  ///< GemmOptions::aux_by_tma: the plan may store aux by TMA
+  bool aux_by_tma = true;  ///< GemmOptions::aux_by_tma: the plan may store aux by TMA
 
   bool a_used() const { return m > 0 && k > 0; }
   bool b_used() const { return k > 0 && n > 0; }

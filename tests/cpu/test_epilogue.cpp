@@ -272,7 +272,7 @@ TEST(EpilogueDispatch, AuxGoesByTmaWhereTmaCanStoreIt) {
     Matmul p = problem(m, n, k, op_a, op_b, true);
     p.epilogue.scale_rows = p.epilogue.scale_cols = false;
     p.epilogue.aux_type = aux_type, p.epilogue.ldaux = n;
-    p.aux_by_tma = true;
+    EXPECT_TRUE(p.aux_by_tma) << "GemmOptions::aux_by_tma is on by default";
     return p;
   };
   const struct {
@@ -299,9 +299,9 @@ TEST(EpilogueDispatch, AuxGoesByTmaWhereTmaCanStoreIt) {
       EXPECT_NE(text.find(c.plan), std::string::npos) << text;
       EXPECT_NE(text.find(c.by_tma ? "fused in registers, aux by TMA" : "fused in registers"), std::string::npos) << text;
       if (!c.by_tma) continue;
-      Matmul by_default = p;
-      by_default.aux_by_tma = false;
-      EXPECT_FALSE(plan_of(by_default).aux_by_tma) << "not asked for (GemmOptions::aux_by_tma)";
+      Matmul register_stores = p;
+      register_stores.aux_by_tma = false;
+      EXPECT_FALSE(plan_of(register_stores).aux_by_tma) << "GemmOptions::aux_by_tma = false";
       Matmul odd_rows = p;
       odd_rows.epilogue.ldaux = c.n + 5;
       EXPECT_FALSE(plan_of(odd_rows).aux_by_tma) << "ldaux = N + 5";

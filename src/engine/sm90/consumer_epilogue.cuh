@@ -29,8 +29,7 @@ struct ConsumerEpilogue {
     finish_accumulators<BN, SWAPPED>(p.out, batch, p.m, p.n, m0, n0, acc, reinterpret_cast<float*>(buffers));
   }
 
-  /// FusedInRegisters: the bias of the warpgroup's 64 rows at (m0, n0) of unit u, for store
-  /// (loaded before it, or at the unit's first slice: kBiasUnderKLoop in persistent.cuh).
+  /// FusedInRegisters: the bias of the warpgroup's 64 rows at (m0, n0) of unit u, for store.
   template <typename Unit>
   static __device__ __forceinline__ void load_bias(const KernelParams& p, const Unit& u, int m0, int n0,
                                                    TileBias<BN>& bias) {

@@ -78,9 +78,9 @@ struct PersistentKernel {
     constexpr bool kOverwrite = !C::STREAM_K && !C::SWAPPED;
     Reg acc[kRegs];
     if constexpr (kOverwrite) zero_accumulators(acc);
-    // FusedInRegisters: the unit's bias, loaded at its epilogue; kBiasUnderKLoop loads it at the
-    // unit's first slice instead, so that the loads wait under the k-loop (off until measured).
-    constexpr bool kFused = C::FINISH == TileFinish::FusedInRegisters, kBiasUnderKLoop = false;
+    // FusedInRegisters: the unit's bias, loaded at its epilogue (loading it under the k-loop
+    // gained nothing measurable).
+    constexpr bool kFused = C::FINISH == TileFinish::FusedInRegisters;
     std::conditional_t<kFused, TileBias<BN>, NoTileBias> bias;
     // The next unit is worked out while the current one's first wgmmas run, not between tiles.
     Unit next = units > 0 ? sched.unit(g, 0) : Unit{};
@@ -90,10 +90,7 @@ struct PersistentKernel {
       if constexpr (!kOverwrite) zero_accumulators(acc);
       Loop::template accumulate<Staged::kEarlySlices, kOverwrite>(s, u, it, acc, desc_a, desc_b, [&](int kt) {
         if constexpr (!C::SWAPPED) Staged::store_next_chunk(s.c_chunk[consumer], map_d, pending);
-        if (kt == u.k_begin) {
-          if constexpr (kFused && kBiasUnderKLoop) Epilogue::load_bias(p, u, m0, n0, bias);
-          if (i + 1 < units) next = sched.unit(g, i + 1);
-        }
+        if (kt == u.k_begin && i + 1 < units) next = sched.unit(g, i + 1);
       });
       if constexpr (!C::SWAPPED) Staged::store_pending(s.c_chunk[consumer], map_d, pending);  // a short unit
       if (adds_splits_in_cluster(p)) {
@@ -108,7 +105,7 @@ struct PersistentKernel {
         for (int w = u.take_first; w >= 0 && w <= u.take_last; ++w)  // in k order: the same sum every run
           add_parked_accumulators(p.stream_k, handover_slot(w, rank, consumer), acc, barrier_id);
       }
-      if constexpr (kFused && !kBiasUnderKLoop) Epilogue::load_bias(p, u, m0, n0, bias);
+      if constexpr (kFused) Epilogue::load_bias(p, u, m0, n0, bias);
       if constexpr (kFused)
         Epilogue::template store<kStoresAuxByTma>(s.c_chunk[consumer], p, map_d, u, acc, m0, n0, barrier_id, pending,
                                                    &bias, map_aux);
