@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The header and the file that the torch benchmarks (bench_overhead, bench_mlp) write, in the
-layout of hgemm-bench's JSON: {"header": {...}, "rows": [...], "summary": {...}}."""
+"""The header and the file that the torch benchmarks (bench_overhead, bench_mlp, bench_grouped,
+bench_moe) write, in the layout of hgemm-bench's JSON: {"header": {...}, "rows": [...],
+"summary": {...}}, and the --dtype list they share."""
 import datetime
 import json
 import os
@@ -22,6 +23,16 @@ def header(torch, **extra):
     }
     h.update(extra)
     return h
+
+
+def half_dtypes(parser, text, torch):
+    """--dtype's comma list of bf16 and f16 as [(name, torch dtype)]; any other word is a usage error."""
+    names = {"bf16": torch.bfloat16, "f16": torch.float16}
+    dtypes = [d.strip() for d in text.split(",")]
+    for d in dtypes:
+        if d not in names:
+            parser.error(f"bad --dtype {d!r}: bf16 or f16")
+    return [(d, names[d]) for d in dtypes]
 
 
 def _module_name():

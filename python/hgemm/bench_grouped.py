@@ -127,11 +127,8 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("no CUDA GPU found", file=sys.stderr)
         return 1
-    names = {"bf16": torch.bfloat16, "f16": torch.float16}
-    dtypes = [d.strip() for d in args.dtype.split(",")]
-    for d in dtypes:
-        if d not in names:
-            parser.error(f"bad --dtype {d!r}: bf16 or f16")
+    typed = _bench_json.half_dtypes(parser, args.dtype, torch)
+    dtypes = [d for d, _ in typed]
     for g, m, _, _ in args.shapes:
         grouped_rows(g, m)  # M a multiple of 16, before any GPU work
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
@@ -151,8 +148,7 @@ def main(argv=None):
     rows_out, ratios = [], {}
     print(f"{'dtype':5s} {'G':>4s} {'M':>6s} {'N':>5s} {'K':>5s}  {'implementation':18s} {'median ms':>10s} "
           f"{'TFLOP/s':>8s} {'rel err':>8s}")
-    for dname in dtypes:
-        dtype = names[dname]
+    for dname, dtype in typed:
         for groups, m, n, k in args.shapes:
             rows = grouped_rows(groups, m)
             sets = make_sets(torch, groups, rows, n, k, dtype, args.op, l2, args.layout)

@@ -24,6 +24,7 @@ import statistics
 import sys
 
 from . import _bench_json
+from .bench_grouped import rel_error, time_ms
 
 # (experts, top-k, tokens, hidden, ffn): a Mixtral-sized layer at prefill, many small experts
 # (DeepSeek-sized), and a decode step of the first.
@@ -54,23 +55,6 @@ def expert_rows(experts, rows, skew):
     for e in range(rows - sum(counts)):
         counts[e % experts] += 1
     return counts
-
-
-def rel_error(got, want):
-    return ((got.double() - want.double()).norm() / want.double().norm().clamp_min(1e-30)).item()
-
-
-def time_ms(torch, run, warmup, iters):
-    for _ in range(warmup):
-        run()
-    torch.cuda.synchronize()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
-    for start, end in events:
-        start.record()
-        run()
-        end.record()
-    torch.cuda.synchronize()
-    return [start.elapsed_time(end) for start, end in events]
 
 
 def block(torch, grouped, x, w13, w2, offs):
@@ -104,11 +88,8 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("no CUDA GPU found", file=sys.stderr)
         return 1
-    names = {"bf16": torch.bfloat16, "f16": torch.float16}
-    dtypes = [d.strip() for d in args.dtype.split(",")]
-    for d in dtypes:
-        if d not in names:
-            parser.error(f"bad --dtype {d!r}: bf16 or f16")
+    typed = _bench_json.half_dtypes(parser, args.dtype, torch)
+    dtypes = [d for d, _ in typed]
     torch.manual_seed(0)
     impls = {"hgemm": lambda x, w, offs: hgemm.grouped_mm(x, w, offs),
              "torch": lambda x, w, offs: torch._grouped_mm(x, w, offs=offs)}
@@ -116,8 +97,7 @@ def main(argv=None):
     rows_out, ratios = [], {}
     print(f"{'dtype':5s} {'E':>3s} {'K':>2s} {'T':>6s} {'H':>5s} {'F':>6s}  {'impl':6s} {pass_name:>17s} ms "
           f"{'TFLOP/s':>8s}")
-    for dname in dtypes:
-        dtype = names[dname]
+    for dname, dtype in typed:
         for experts, top_k, tokens, hidden, ffn in args.blocks:
             counts = expert_rows(experts, tokens * top_k, args.skew)
             rows = sum(counts)
@@ -145,7 +125,8 @@ def main(argv=None):
                 try:
                     with torch.no_grad():
                         outputs[name] = block(torch, grouped, x.detach(), w13.detach(), w2.detach(), offs)
-                    times = time_ms(torch, run_of(grouped), args.warmup, args.iters)
+                    run = run_of(grouped)
+                    times = time_ms(torch, lambda _: run(), [None], args.warmup, args.iters)
                 except (RuntimeError, TypeError, ValueError, NotImplementedError) as e:  # a torch without it
                     print(f"{dname:5s} {experts:3d} {top_k:2d} {tokens:6d} {hidden:5d} {ffn:6d}  {name:6s} skipped: {e}")
                     rows_out.append(dict(base, impl=name, skipped=str(e)))
