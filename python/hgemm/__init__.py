@@ -627,18 +627,12 @@ def _cols_grouped_mm(a, b, offs, out_dtype, out):
     torch = _torch()
     if torch is None or not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         raise NotImplementedError(_COLS_GROUPED)
-    if _needs_the_operator(torch, a, b):
+    if _needs_the_operator(torch, a, b) or out is None:
         return _grouped_op(torch, a, b, offs, out_dtype, out)
-    result = _grouped_op(torch, a, b, offs, out_dtype, None)
-    if out is None:
-        return result
     if out_dtype is not None:
         _check_out_dtype(out, out_dtype, _GROUPED)
-    _checks.out_shape(_GROUPED, out.shape, result.shape)
-    if out.dtype != result.dtype:
-        _checks.fail(TypeError, _GROUPED, "out", f"expected dtype {str(result.dtype).replace('torch.', '')}, "
-                                                 f"got {str(out.dtype).replace('torch.', '')}")
-    return out.copy_(result)
+    _checks.out_shape(_GROUPED, out.shape, (a.shape[1], b.shape[1]))  # checked before the product
+    return out.copy_(_grouped_op(torch, a, b, offs, out.dtype, None))  # computed in out's dtype
 
 
 def _torch_sizes(torch, t, name, where=_GROUPED):

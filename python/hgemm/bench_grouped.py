@@ -50,14 +50,20 @@ def grouped_rows(groups, total):
     return [r * 16 for r in rows]
 
 
-def parse_shapes(text):
-    shapes = []
+def colon_tuples(text, count, what, usage):
+    """A comma list of `count` colon-separated integers, as [(item, tuple)]; else an argparse error
+    "bad {what} {item!r}: expected {usage}"."""
+    out = []
     for item in text.split(","):
         parts = item.strip().split(":")
-        if len(parts) != 4 or not all(p.isdigit() for p in parts):
-            raise argparse.ArgumentTypeError(f"bad shape {item!r}: expected G:M:N:K (groups, rows in all, N, K)")
-        shapes.append(tuple(int(p) for p in parts))
-    return shapes
+        if len(parts) != count or not all(p.isdigit() for p in parts):
+            raise argparse.ArgumentTypeError(f"bad {what} {item!r}: expected {usage}")
+        out.append((item, tuple(int(p) for p in parts)))
+    return out
+
+
+def parse_shapes(text):
+    return [shape for _, shape in colon_tuples(text, 4, "shape", "G:M:N:K (groups, rows in all, N, K)")]
 
 
 def rel_error(got, want):

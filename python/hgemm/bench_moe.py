@@ -24,7 +24,7 @@ import statistics
 import sys
 
 from . import _bench_json
-from .bench_grouped import rel_error, time_ms
+from .bench_grouped import colon_tuples, rel_error, time_ms
 
 # (experts, top-k, tokens, hidden, ffn): a Mixtral-sized layer at prefill, many small experts
 # (DeepSeek-sized), and a decode step of the first.
@@ -32,16 +32,11 @@ BLOCKS = [(8, 2, 4096, 4096, 14336), (64, 6, 4096, 2048, 1408), (8, 2, 32, 4096,
 
 
 def parse_blocks(text):
-    blocks = []
-    for item in text.split(","):
-        parts = item.strip().split(":")
-        if len(parts) != 5 or not all(p.isdigit() for p in parts):
-            raise argparse.ArgumentTypeError(f"bad block {item!r}: expected E:K:T:H:F (5 positive integers)")
-        experts, top_k, tokens, hidden, ffn = map(int, parts)
-        if min(experts, top_k, tokens, hidden, ffn) < 1 or top_k > experts:
+    blocks = colon_tuples(text, 5, "block", "E:K:T:H:F (5 positive integers)")
+    for item, block in blocks:
+        if min(block) < 1 or block[1] > block[0]:
             raise argparse.ArgumentTypeError(f"bad block {item!r}: every size at least 1 and K at most E")
-        blocks.append((experts, top_k, tokens, hidden, ffn))
-    return blocks
+    return [block for _, block in blocks]
 
 
 def expert_rows(experts, rows, skew):
