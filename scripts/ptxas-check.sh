@@ -3,8 +3,9 @@
 # scripts/ptxas-check.sh [UNIT.cu ...] — ptxas over the Hopper engine's units, without a GPU.
 # Each unit goes to sm_90a PTX (cicc, the build's flags) and through ptxas -O3 -v, all units in
 # parallel; the script prints each unit's kernels, most registers, spills and stack frames, and
-# fails if any kernel spills or keeps a stack frame. The PTX-only CI build never runs ptxas, so
-# this is where a spill shows up before a GPU run. Default units: src/engine/sm90/*.cu and
+# fails if any kernel spills or keeps a stack frame, or a unit holds other than as many kernels
+# as src/engine/sm90/instantiations.counts (the manifest's count) says. The PTX-only CI build
+# never runs ptxas, so this is where a spill shows up before a GPU run. Default units: src/engine/sm90/*.cu and
 # src/common/sm90/*.cu. Environment: JOBS (default nproc), NVCC (default nvcc on PATH, else
 # /usr/local/cuda/bin/nvcc), PTXAS_CHECK_DIR (work folder, default a temporary one).
 set -uo pipefail
@@ -52,5 +53,19 @@ t0=$(date +%s)
 printf '%s\n' "${units[@]}" | xargs -P "$JOBS" -I{} bash -c 'check_unit "$@"' _ {} "$WORK" "$NVCC" "$PTXAS" > "$WORK/report.txt"
 rc=$?
 cat "$WORK/report.txt"
+# Each unit of the manifest holds as many kernels as src/engine/sm90/instantiations.counts says.
+python3 - "$WORK/report.txt" src/engine/sm90/instantiations.counts <<'EOF' || rc=1
+import re, sys
+seen = {m.group(1).split("/")[-1]: int(m.group(2))
+        for m in re.finditer(r"^(\S+\.cu): (\d+) kernels", open(sys.argv[1]).read(), re.M)}
+wrong = 0
+for line in open(sys.argv[2]):
+    if not line.strip() or line.startswith("#"): continue
+    unit, want = line.split()
+    if unit in seen and seen[unit] != int(want):
+        print(f"{unit}: ptxas counts {seen[unit]} kernels, instantiations.counts {want}")
+        wrong += 1
+sys.exit(1 if wrong else 0)
+EOF
 echo "ptxas-check: ${#units[@]} units in $(( $(date +%s) - t0 )) s, $JOBS jobs"
-[ $rc = 0 ] || { echo "ptxas-check: FAILED (a spill, a stack frame or a failed unit above)" >&2; exit 1; }
+[ $rc = 0 ] || { echo "ptxas-check: FAILED (a spill, a stack frame, a failed unit or a wrong kernel count above)" >&2; exit 1; }

@@ -69,9 +69,9 @@ std::vector<Instantiation> list_all() {
 
 }  // namespace
 
-const char* unit_of(KernelShape s) {
-  switch (s) {
-    case KernelShape::Wide: return "kernels_wide.cu";
+const char* unit_of(const Instantiation& i) {
+  switch (i.shape) {
+    case KernelShape::Wide: return i.stream_k ? "kernels_wide_stream_k.cu" : "kernels_wide.cu";
     case KernelShape::Narrow: return "kernels_narrow.cu";
     case KernelShape::PingPong: return "kernels_pingpong.cu";
     case KernelShape::Skinny16:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The list of the engine's compiled kernels that make_plan's plans run, and the one a plan runs.
-// kernels_wide.cu, kernels_narrow.cu, kernels_pingpong.cu, kernels_skinny.cu, kernels_tiles.cu
-// and kernels_swapped_tiles.cu instantiate exactly these (scripts/ptxas-check.sh counts their
+// kernels_wide.cu, kernels_wide_stream_k.cu, kernels_narrow.cu, kernels_pingpong.cu,
+// kernels_skinny.cu, kernels_tiles.cu and kernels_swapped_tiles.cu instantiate exactly these (scripts/ptxas-check.sh counts their
 // kernels, tests/cpu/test_instantiations.cpp checks that every plan maps to one entry and every
 // entry is reachable). The grouped and pointer-batch kernels are planned apart (grouped_plan.cpp,
 // pointer_batch_plan.cpp) and not listed here.
@@ -33,8 +33,8 @@ struct Instantiation {
   }
 };
 
-/// The translation unit that compiles the kernels of shape s.
-const char* unit_of(KernelShape s);
+/// The translation unit that compiles instantiation i.
+const char* unit_of(const Instantiation& i);
 
 /// Every instantiation of those units, each once.
 const std::vector<Instantiation>& manifest();

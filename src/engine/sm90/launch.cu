@@ -101,7 +101,7 @@ Status launch_batch(const Plan& plan, const Matmul& p, cudaStream_t stream, std:
   const bool stream_k = plan.choice.scheduler == Scheduler::StreamK;
   Status s;
   switch (plan.choice.shape) {
-    case KernelShape::Wide: s = launch_wide(l, stream_k, message); break;
+    case KernelShape::Wide: s = stream_k ? launch_wide_stream_k(l, message) : launch_wide(l, message); break;
     case KernelShape::PingPong: s = launch_pingpong(l, message); break;
     case KernelShape::Narrow: s = launch_narrow(l, stream_k, message); break;
     case KernelShape::Skinny16:

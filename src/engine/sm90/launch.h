@@ -34,7 +34,8 @@ struct KernelLaunch {
 };
 
 // The per-kernel launchers, one translation unit each (they compile in parallel).
-Status launch_wide(const KernelLaunch& l, bool stream_k, std::string* message);
+Status launch_wide(const KernelLaunch& l, std::string* message);
+Status launch_wide_stream_k(const KernelLaunch& l, std::string* message);
 Status launch_pingpong(const KernelLaunch& l, std::string* message);
 Status launch_narrow(const KernelLaunch& l, bool stream_k, std::string* message);
 Status launch_skinny(const KernelLaunch& l, KernelShape shape, bool stream_k, std::string* message);

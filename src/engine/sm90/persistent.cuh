@@ -7,6 +7,8 @@
 // consumers write D.
 #pragma once
 
+#include <type_traits>
+
 #include "common/sm90/accumulators.cuh"
 #include "engine/sm90/consumer_epilogue.cuh"
 #include "engine/sm90/fixup.cuh"
@@ -149,18 +151,24 @@ struct PersistentOf {
   using Kernel = PersistentKernel<C, A_MN, B_MN, Acc, In>;
 };
 
-/// Launches configuration C's persistent kernel for l, with or without the stream-K branches;
+/// Launches configuration C's persistent kernel for l, with the stream-K branches or without them;
 /// a plain launch that stores by TMA takes C's plain instantiation (PlainOf), one whose fused
-/// epilogue runs in registers its FusedInRegistersOf (built for f32 accumulators only).
-template <typename C>
-Status launch_persistent(const KernelLaunch& l, bool stream_k, std::string* message) {
+/// epilogue runs in registers its FusedInRegistersOf (built for f32 accumulators only). A unit
+/// may instantiate one STREAM_K only, so a kernel's two halves compile side by side.
+template <typename C, bool STREAM_K>
+Status launch_persistent(const KernelLaunch& l, std::string* message) {
   if constexpr (C::FINISH == TileFinish::Any) {
-    if (l.plain && l.params.store == StorePath::Tma) return launch_persistent<PlainOf<C>>(l, stream_k, message);
-    if (l.fused_in_registers) return launch_persistent<FusedInRegistersOf<C>>(l, stream_k, message);
+    if (l.plain && l.params.store == StorePath::Tma) return launch_persistent<PlainOf<C>, STREAM_K>(l, message);
+    if (l.fused_in_registers) return launch_persistent<FusedInRegistersOf<C>, STREAM_K>(l, message);
   }
   constexpr bool kF16Accum = C::FINISH != TileFinish::FusedInRegisters;
-  return stream_k ? launch_kernel_template<PersistentOf<WithStreamK<C>>::template Kernel, kF16Accum>(l, message)
-                  : launch_kernel_template<PersistentOf<C>::template Kernel, kF16Accum>(l, message);
+  using Config = std::conditional_t<STREAM_K, WithStreamK<C>, C>;
+  return launch_kernel_template<PersistentOf<Config>::template Kernel, kF16Accum>(l, message);
+}
+
+template <typename C>
+Status launch_persistent(const KernelLaunch& l, bool stream_k, std::string* message) {
+  return stream_k ? launch_persistent<C, true>(l, message) : launch_persistent<C, false>(l, message);
 }
 
 }  // namespace hgemm::detail::engine
