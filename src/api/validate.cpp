@@ -49,25 +49,33 @@ Status validate_types(const Matmul& p) {
 
 // The elements an operand spans: `batch` matrices `stride` apart, each `rows` rows of `width`
 // elements `ld` apart, in 128 bits (sizes are non-negative here, so it cannot overflow).
+}  // namespace
+
 __int128 span(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t ld, std::int64_t width) {
   if (batch <= 0 || rows <= 0 || width <= 0) return 0;
   return static_cast<__int128>(batch - 1) * stride + static_cast<__int128>(rows - 1) * ld + width;
 }
 
+Status validate_extent(const char* name, const void* ptr, __int128 elements, DataType t) {
+  constexpr __int128 kMostBytes = __int128(1) << 56, kAddressSpace = __int128(1) << 64;
+  const __int128 bytes = elements * data_type_size(t);
+  if (bytes > kMostBytes)
+    return fail(Status::ProblemTooLarge, std::string(name) +
+                                             " spans more than 2^56 bytes with these sizes, leading dimension and "
+                                             "batch stride: more than any GPU can address");
+  if (static_cast<__int128>(reinterpret_cast<std::uintptr_t>(ptr)) + bytes > kAddressSpace)
+    return fail(Status::InvalidPointer, std::string(name) + " would run past the end of the address space");
+  return Status::Success;
+}
+
+namespace {
+
 // No operand, aux matrix or vector the call touches spans more than 2^56 bytes (64 PiB, beyond any
 // GPU's memory) or runs past the end of the address space: every size and address computed after
 // this fits 64 bits.
 Status validate_extents(const Matmul& p) {
-  constexpr __int128 kMostBytes = __int128(1) << 56, kAddressSpace = __int128(1) << 64;
-  auto check = [&](const char* name, const void* ptr, __int128 elements, DataType t) {
-    const __int128 bytes = elements * data_type_size(t);
-    if (bytes > kMostBytes)
-      return fail(Status::ProblemTooLarge, std::string(name) +
-                                               " spans more than 2^56 bytes with these sizes, leading dimension and "
-                                               "batch stride: more than any GPU can address");
-    if (static_cast<__int128>(reinterpret_cast<std::uintptr_t>(ptr)) + bytes > kAddressSpace)
-      return fail(Status::InvalidPointer, std::string(name) + " would run past the end of the address space");
-    return Status::Success;
+  auto check = [](const char* name, const void* ptr, __int128 elements, DataType t) {
+    return validate_extent(name, ptr, elements, t);
   };
   const bool a_mk = p.op_a == Op::N, b_kn = p.op_b == Op::N;
   Status s = Status::Success;
@@ -206,7 +214,9 @@ Status validate_epilogue(const Matmul& p) {
   return Status::Success;
 }
 
-Status accessible(const void* ptr, const char* name) {
+}  // namespace
+
+Status validate_accessible(const void* ptr, const char* name) {
   cudaPointerAttributes attr{};
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) {
@@ -219,7 +229,6 @@ Status accessible(const void* ptr, const char* name) {
   return Status::Success;
 }
 
-}  // namespace
 
 Status validate_arguments(const Matmul& p) {
   if (Status s = validate_enums(p); s != Status::Success) return s;
@@ -240,17 +249,17 @@ Status validate_pointers_accessible(const Matmul& p) {
     const std::int64_t i = ends[end];
     const Matmul q = p.product(i);
     if (p.a_used())
-      if (Status s = accessible(q.a, "A"); s != Status::Success) return s;
+      if (Status s = validate_accessible(q.a, "A"); s != Status::Success) return s;
     if (p.b_used())
-      if (Status s = accessible(q.b, "B"); s != Status::Success) return s;
+      if (Status s = validate_accessible(q.b, "B"); s != Status::Success) return s;
     if (p.c_read() && q.c != q.d)  // C in place is D, asked about next
-      if (Status s = accessible(q.c, "C"); s != Status::Success) return s;
-    if (Status s = accessible(q.d, "D"); s != Status::Success) return s;
+      if (Status s = validate_accessible(q.c, "C"); s != Status::Success) return s;
+    if (Status s = validate_accessible(q.d, "D"); s != Status::Success) return s;
     const FusedEpilogue e = fused_epilogue(p.epilogue).of_product(i);
     for (auto [ptr, name] : {std::pair<const void*, const char*>{e.bias, "epilogue.bias"}, {e.aux, "epilogue.aux"},
                              {e.row_scale, "epilogue.row_scale"}, {e.col_scale, "epilogue.col_scale"}})
       if (ptr)
-        if (Status s = accessible(ptr, name); s != Status::Success) return s;
+        if (Status s = validate_accessible(ptr, name); s != Status::Success) return s;
   }
   return Status::Success;
 }

@@ -27,6 +27,17 @@ bool products_independent(const Matmul& shape, const void* const* a, const void*
 /// The types of A and B: each f16 or bf16, both the same (their values already known types).
 Status validate_input_types(DataType a_type, DataType b_type);
 
+/// The elements a matrix operand spans: `batch` matrices `stride` apart, each `rows` rows of
+/// `width` elements `ld` apart (0 when any count is 0), in 128 bits.
+__int128 span(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t ld, std::int64_t width);
+
+/// Success where `elements` of type t from ptr stay under 2^56 bytes (beyond any GPU's memory)
+/// and inside the address space; else ProblemTooLarge or InvalidPointer naming `name`.
+Status validate_extent(const char* name, const void* ptr, __int128 elements, DataType t);
+
+/// Whether ptr is device-accessible memory (not plain host memory); else InvalidPointer naming it.
+Status validate_accessible(const void* ptr, const char* name);
+
 /// Whether the pointers p reads and writes are accessible from the GPU (not plain host memory).
 Status validate_pointers_accessible(const Matmul& p);
 

@@ -1,55 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/convert.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-#include <algorithm>
-
+#include "common/elementwise.cuh"
 #include "common/fused_epilogue.cuh"
 #include "common/launch.cuh"
 
 namespace hgemm::detail {
 namespace {
 
-__device__ __forceinline__ float load_as_float(const void* base, DataType t, std::int64_t i) {
-  switch (t) {
-    case DataType::F16: return __half2float(static_cast<const __half*>(base)[i]);
-    case DataType::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
-    default: return static_cast<const float*>(base)[i];
-  }
-}
-
-__device__ __forceinline__ void store_from_float(void* base, DataType t, std::int64_t i, float v) {
-  switch (t) {
-    case DataType::F16: static_cast<__half*>(base)[i] = __float2half_rn(v); break;
-    case DataType::BF16: static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(v); break;
-    default: static_cast<float*>(base)[i] = v; break;
-  }
-}
-
-// Blocks over row segments: blockIdx.x takes kSegment columns, blockIdx.y (grid-stride) a row of
-// one product, consecutive threads consecutive columns. No division per element: 64-bit
-// divisions would make these passes many times slower than the memory they move.
-constexpr int kThreads = 256, kPerThread = 4, kSegment = kThreads * kPerThread;
-
-template <typename F>
-__device__ __forceinline__ void for_each_element(std::int64_t rows, std::int64_t cols, std::int64_t batch, F&& f) {
-  const std::int64_t c0 = blockIdx.x * std::int64_t(kSegment) + threadIdx.x;
-  const bool narrow = batch * rows <= 0xffffffffLL;  // 32-bit division, a third of the instructions
-  for (std::int64_t row = blockIdx.y; row < batch * rows; row += gridDim.y) {
-    const std::int64_t b = narrow ? static_cast<unsigned>(row) / static_cast<unsigned>(rows) : row / rows;
-    const std::int64_t r = row - b * rows;
-#pragma unroll 1  // f is large (the epilogue's every branch): one copy; the grid gives the parallelism
-    for (int i = 0; i < kPerThread; ++i)
-      if (c0 + i * kThreads < cols) f(b, r, c0 + i * kThreads);
-  }
-}
-
-dim3 element_grid(std::int64_t rows, std::int64_t cols, std::int64_t batch) {
-  return dim3(static_cast<unsigned>((cols + kSegment - 1) / kSegment),
-              static_cast<unsigned>(std::min<std::int64_t>(rows * batch, 65535)));
-}
+using namespace elementwise;
 
 __global__ void scale_matrices_kernel(TypedMatrices src, float scale, TypedMatrices dst, std::int64_t rows,
                                       std::int64_t cols, std::int64_t batch) {
