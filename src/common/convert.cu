@@ -14,8 +14,8 @@ __global__ void scale_matrices_kernel(TypedMatrices src, float scale, TypedMatri
                                       std::int64_t cols, std::int64_t batch) {
   const bool read = src.ptr != nullptr && scale != 0.f;
   for_each_element(rows, cols, batch, [&](std::int64_t b, std::int64_t r, std::int64_t c) {
-    const float v = read ? scale * load_as_float(src.ptr, src.type, b * src.stride + r * src.ld + c) : 0.f;
-    store_from_float(const_cast<void*>(dst.ptr), dst.type, b * dst.stride + r * dst.ld + c, v);
+    const float v = read ? scale * load_typed(src.ptr, src.type, b * src.stride + r * src.ld + c) : 0.f;
+    store_typed(const_cast<void*>(dst.ptr), dst.type, b * dst.stride + r * dst.ld + c, v);
   });
 }
 
@@ -23,8 +23,8 @@ __global__ void finish_matrices_kernel(TypedMatrices src, float scale, TypedMatr
                                        std::int64_t rows, std::int64_t cols, std::int64_t batch) {
   const bool read = src.ptr != nullptr && scale != 0.f;
   for_each_element(rows, cols, batch, [&](std::int64_t b, std::int64_t r, std::int64_t c) {
-    const float z = read ? scale * load_as_float(src.ptr, src.type, b * src.stride + r * src.ld + c) : 0.f;
-    store_from_float(const_cast<void*>(dst.ptr), dst.type, b * dst.stride + r * dst.ld + c,
+    const float z = read ? scale * load_typed(src.ptr, src.type, b * src.stride + r * src.ld + c) : 0.f;
+    store_typed(const_cast<void*>(dst.ptr), dst.type, b * dst.stride + r * dst.ld + c,
                      finish_element(epi, b, r, c, z));
   });
 }

@@ -1,33 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// The elementwise passes' parts (convert.cu, gate.cu): typed loads and stores through f32, and
-// a walk over the elements of a batch of row-major matrices.
+// The elementwise passes' walk over the elements of a batch of row-major matrices (convert.cu,
+// gate.cu); their typed loads and stores are fused_epilogue.cuh's load_typed and store_typed.
 #pragma once
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "hgemm/hgemm.h"
+#include "common/fused_epilogue.cuh"
 
 namespace hgemm::detail::elementwise {
-
-__device__ __forceinline__ float load_as_float(const void* base, DataType t, std::int64_t i) {
-  switch (t) {
-    case DataType::F16: return __half2float(static_cast<const __half*>(base)[i]);
-    case DataType::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
-    default: return static_cast<const float*>(base)[i];
-  }
-}
-
-__device__ __forceinline__ void store_from_float(void* base, DataType t, std::int64_t i, float v) {
-  switch (t) {
-    case DataType::F16: static_cast<__half*>(base)[i] = __float2half_rn(v); break;
-    case DataType::BF16: static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(v); break;
-    default: static_cast<float*>(base)[i] = v; break;
-  }
-}
 
 // Blocks over row segments: blockIdx.x takes kSegment columns, blockIdx.y (grid-stride) a row of
 // one product, consecutive threads consecutive columns. No division per element: 64-bit

@@ -25,8 +25,8 @@ __global__ void gate_kernel(TypedMatrices z, TypedMatrices d, GateColumns at, st
                             std::int64_t batch) {
   for_each_element(rows, cols, batch, [&](std::int64_t b, std::int64_t r, std::int64_t c) {
     const std::int64_t zi = b * z.stride + r * z.ld + at.gate(c);
-    const float g = load_as_float(z.ptr, z.type, zi), u = load_as_float(z.ptr, z.type, zi + at.up());
-    store_from_float(const_cast<void*>(d.ptr), d.type, b * d.stride + r * d.ld + c, g * sigmoid(g) * u);
+    const float g = load_typed(z.ptr, z.type, zi), u = load_typed(z.ptr, z.type, zi + at.up());
+    store_typed(const_cast<void*>(d.ptr), d.type, b * d.stride + r * d.ld + c, g * sigmoid(g) * u);
   });
 }
 
@@ -34,12 +34,12 @@ __global__ void gate_gradient_kernel(TypedMatrices z, TypedMatrices dd, TypedMat
                                      std::int64_t rows, std::int64_t cols, std::int64_t batch) {
   for_each_element(rows, cols, batch, [&](std::int64_t b, std::int64_t r, std::int64_t c) {
     const std::int64_t zi = b * z.stride + r * z.ld + at.gate(c), gi = b * dz.stride + r * dz.ld + at.gate(c);
-    const float g = load_as_float(z.ptr, z.type, zi), u = load_as_float(z.ptr, z.type, zi + at.up());
-    const float grad = load_as_float(dd.ptr, dd.type, b * dd.stride + r * dd.ld + c);
+    const float g = load_typed(z.ptr, z.type, zi), u = load_typed(z.ptr, z.type, zi + at.up());
+    const float grad = load_typed(dd.ptr, dd.type, b * dd.stride + r * dd.ld + c);
     const float s = sigmoid(g);
     void* out = const_cast<void*>(dz.ptr);
-    store_from_float(out, dz.type, gi, grad * u * s * (1.f + g * (1.f - s)));
-    store_from_float(out, dz.type, gi + at.up(), grad * g * s);
+    store_typed(out, dz.type, gi, grad * u * s * (1.f + g * (1.f - s)));
+    store_typed(out, dz.type, gi + at.up(), grad * g * s);
   });
 }
 
