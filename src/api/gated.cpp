@@ -17,6 +17,8 @@ namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
+constexpr std::int64_t kMostN = std::int64_t(1) << 61;  ///< 2N and its byte counts fit 64 bits
+
 /// One matrix operand of the pass: `cols` wide, as the caller gave it.
 struct Operand {
   const char* name;
@@ -62,7 +64,7 @@ Status check_pass(const GateArgs& a, const Operand* ins, int n_ins, const Operan
     return fail(Status::InvalidArgument, "unknown GateLayout value " + str(static_cast<int>(a.layout)));
   if (a.m < 0 || a.n < 0 || a.batch < 0)
     return fail(Status::InvalidSize, "negative size: M = " + str(a.m) + ", N = " + str(a.n) + ", batch = " + str(a.batch));
-  if (a.n > (std::int64_t(1) << 61))
+  if (a.n > kMostN)
     return fail(Status::ProblemTooLarge, "N = " + str(a.n) + ": Z's 2N columns would not fit 64 bits");
   if (a.layout == GateLayout::Blocks8 && a.n % 8 != 0)
     return fail(Status::InvalidArgument, "GateLayout::Blocks8 needs N a multiple of 8 (N = " + str(a.n) + ")");
@@ -87,7 +89,9 @@ Status check_pass(const GateArgs& a, const Operand* ins, int n_ins, const Operan
   return validate_accessible(out.ptr, out.name);
 }
 
-Operand z_of(const GateArgs& a) { return {"Z", "ldz", "stride_z", a.z, a.ldz, a.stride_z, 2 * a.n, a.z_type}; }
+/// Z's width 2N, saturated where N is past what check_pass accepts (it refuses that N first).
+std::int64_t z_width(const GateArgs& a) { return a.n > kMostN ? INT64_MAX : 2 * a.n; }
+Operand z_of(const GateArgs& a) { return {"Z", "ldz", "stride_z", a.z, a.ldz, a.stride_z, z_width(a), a.z_type}; }
 TypedMatrices typed(const Operand& o) { return {o.ptr, o.type, o.ld, o.stride}; }
 
 }  // namespace
@@ -117,7 +121,7 @@ Status swiglu_backward(const GateArgs& forward, const GateGradArgs& grad, cudaSt
   using namespace detail;
   clear_error();
   const Operand ins[2] = {z_of(forward), {"dD", "lddd", "stride_dd", grad.dd, grad.lddd, grad.stride_dd, forward.n, grad.dd_type}};
-  const Operand dz{"dZ", "lddz", "stride_dz", grad.dz, grad.lddz, grad.stride_dz, 2 * forward.n, grad.dz_type};
+  const Operand dz{"dZ", "lddz", "stride_dz", grad.dz, grad.lddz, grad.stride_dz, z_width(forward), grad.dz_type};
   if (Status s = check_pass(forward, ins, 2, dz); s != Status::Success) return s;
   std::string message;
   if (Status s = gate_gradient_matrices(typed(ins[0]), typed(ins[1]), typed(dz), forward.layout, forward.m, forward.n,
